@@ -1,0 +1,135 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { TokenAuthenticator } from '../auth/token-authenticator.js';
+import type { Db } from '../db/database.js';
+import { notFound, validationFailed } from '../http/errors.js';
+import { fieldMessage, messages } from '../http/messages.js';
+import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { toCreatedToken, toTenant, toTokenSummary } from './admin.mapper.js';
+import { CreatedToken, CreateTenant, CreateToken, Tenant, TokenSummary, UpdateTenant } from './admin.schemas.js';
+import { issueToken } from './issue-token.js';
+import { TenantRepository } from './tenant.repository.js';
+import { TokenRepository } from './token.repository.js';
+
+interface AdminRoutesOptions {
+  db: Db;
+  authenticator: TokenAuthenticator;
+}
+
+export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastify, { db, authenticator }) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const tenants = new TenantRepository(db);
+  const tokens = new TokenRepository(db);
+  const tenantNotFound = { notFoundText: messages.tenantNotFound };
+
+  app.post(
+    '/tenants',
+    {
+      schema: {
+        operationId: 'createTenant',
+        tags: ['tenants'],
+        body: CreateTenant,
+        response: { 201: Tenant, ...errorResponses(400, 403) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(toTenant(await tenants.create(request.body.name))),
+  );
+
+  app.get(
+    '/tenants',
+    {
+      schema: {
+        operationId: 'listTenants',
+        tags: ['tenants'],
+        response: { 200: Type.Array(Tenant), ...errorResponses(403) },
+      },
+    },
+    async () => (await tenants.list()).map(toTenant),
+  );
+
+  app.put(
+    '/tenants/:id',
+    {
+      schema: {
+        operationId: 'updateTenant',
+        tags: ['tenants'],
+        params: IdParams,
+        body: UpdateTenant,
+        response: { 200: Tenant, ...errorResponses(400, 403, 404) },
+      },
+      config: tenantNotFound,
+    },
+    async (request) => {
+      const row = await tenants.update(request.params.id, request.body);
+      if (!row) throw notFound(messages.tenantNotFound);
+      // Deactivation and reactivation take effect at once on this instance.
+      authenticator.invalidate();
+      return toTenant(row);
+    },
+  );
+
+  app.post(
+    '/tenants/:id/tokens',
+    {
+      schema: {
+        operationId: 'createToken',
+        tags: ['tokens'],
+        params: IdParams,
+        body: CreateToken,
+        response: { 201: CreatedToken, ...errorResponses(400, 403, 404) },
+      },
+      config: tenantNotFound,
+    },
+    async (request, reply) => {
+      const { name, scopes, expiresAt } = request.body;
+      const expiry = expiresAt ? new Date(expiresAt) : null;
+      if (expiry && expiry.getTime() <= Date.now()) {
+        throw validationFailed([
+          {
+            field: 'expiresAt',
+            message: fieldMessage('expiresAt', { pt: 'deve estar no futuro', en: 'must be in the future' }),
+          },
+        ]);
+      }
+      if (!(await tenants.find(request.params.id))) throw notFound(messages.tenantNotFound);
+      const issued = await issueToken(tokens, { tenantId: request.params.id, name, scopes, expiresAt: expiry });
+      return reply.code(201).send(toCreatedToken(issued));
+    },
+  );
+
+  app.get(
+    '/tenants/:id/tokens',
+    {
+      schema: {
+        operationId: 'listTokens',
+        tags: ['tokens'],
+        params: IdParams,
+        response: { 200: Type.Array(TokenSummary), ...errorResponses(403, 404) },
+      },
+      config: tenantNotFound,
+    },
+    async (request) => {
+      if (!(await tenants.find(request.params.id))) throw notFound(messages.tenantNotFound);
+      return (await tokens.listForTenant(request.params.id)).map(toTokenSummary);
+    },
+  );
+
+  app.delete(
+    '/tokens/:id',
+    {
+      schema: {
+        operationId: 'revokeToken',
+        tags: ['tokens'],
+        params: IdParams,
+        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+      },
+      config: { notFoundText: messages.tokenNotFound },
+    },
+    async (request) => {
+      if (!(await tokens.revoke(request.params.id))) throw notFound(messages.tokenNotFound);
+      authenticator.invalidate();
+      return { success: true as const };
+    },
+  );
+};

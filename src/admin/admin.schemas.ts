@@ -1,0 +1,57 @@
+import { Type } from 'typebox';
+import { SCOPES } from '../auth/scopes.js';
+import { Nullable, StringEnum, Timestamp, TrimmedString } from '../http/schemas.js';
+
+const Name = TrimmedString({ minLength: 1, maxLength: 200, examples: ['Acme Ltda'] });
+const Scopes = Type.Array(StringEnum(SCOPES), { minItems: 1, uniqueItems: true, examples: [['leads:write']] });
+
+export const Tenant = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    active: Type.Boolean(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const CreateTenant = Type.Object({ name: Name }, { additionalProperties: false });
+
+export const UpdateTenant = Type.Object(
+  { name: Type.Optional(Name), active: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const CreateToken = Type.Object(
+  {
+    name: TrimmedString({ minLength: 1, maxLength: 200, examples: ['website form'] }),
+    scopes: Scopes,
+    expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+  },
+  { additionalProperties: false },
+);
+
+const tokenFields = {
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  tenant: Type.String({ format: 'uuid' }),
+  expiresAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+};
+
+export const CreatedToken = Type.Object(
+  { ...tokenFields, token: Type.String({ description: 'The bearer token. Shown only in this answer.' }) },
+  { additionalProperties: false },
+);
+
+export const TokenSummary = Type.Object(
+  {
+    ...tokenFields,
+    prefix: Type.String({ description: 'The first 8 characters of the token, to recognise it.' }),
+    lastUsedAt: Nullable(Timestamp),
+    revokedAt: Nullable(Timestamp),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,36 @@
+import { issueToken } from './admin/issue-token.js';
+import { TenantRepository } from './admin/tenant.repository.js';
+import { TokenRepository } from './admin/token.repository.js';
+import { SCOPES } from './auth/scopes.js';
+import type { Db } from './db/database.js';
+import { migrateToLatest, withStartupLock } from './db/migrate.js';
+
+export interface PreparedDatabase {
+  migrations: string[];
+  /** The demo token, present only on the start that created the demo tenant. */
+  demoToken?: string;
+}
+
+/**
+ * Brings the schema up to date and, on a first start, creates tenant `Demo` with an
+ * all-scope token (SPEC §9). Runs under the start-up lock, so concurrent starts do it once.
+ */
+export function prepareDatabase(db: Db, options: { bootstrap: boolean }): Promise<PreparedDatabase> {
+  return withStartupLock(db, async (conn) => {
+    const migrations = await migrateToLatest(conn);
+    if (!options.bootstrap) return { migrations };
+    const demoToken = await conn.transaction().execute(async (trx) => {
+      const tenants = new TenantRepository(trx);
+      if (!(await tenants.isEmpty())) return undefined;
+      const tenant = await tenants.create('Demo');
+      const issued = await issueToken(new TokenRepository(trx), {
+        tenantId: tenant.id,
+        name: 'demo token (all scopes)',
+        scopes: SCOPES,
+        expiresAt: null,
+      });
+      return issued.token;
+    });
+    return demoToken ? { migrations, demoToken } : { migrations };
+  });
+}

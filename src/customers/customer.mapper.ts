@@ -1,0 +1,45 @@
+import { pickWritable, toIso, truncate } from '../shared/fields.js';
+import type { CustomerRow, CustomerValues } from './customer.repository.js';
+import type { Customer } from './customer.schemas.js';
+
+export const CUSTOMER_WRITABLE_FIELDS = [
+  'name',
+  'email',
+  'firstName',
+  'lastName',
+  'phone',
+  'status',
+  'type',
+  'value',
+  'autoPayment',
+  'notes',
+] as const satisfies readonly (keyof CustomerValues)[];
+
+export function customerChanges(body: Readonly<Record<string, unknown>>): Partial<CustomerValues> {
+  return pickWritable(body, CUSTOMER_WRITABLE_FIELDS) as Partial<CustomerValues>;
+}
+
+/** SPEC §4: first name is the first word of `name`, last name the rest (null when there is none). */
+export function splitName(name: string): { firstName: string; lastName: string | null } {
+  const [first = '', ...rest] = name.trim().split(/\s+/);
+  return { firstName: truncate(first, 100), lastName: rest.length ? truncate(rest.join(' '), 100) : null };
+}
+
+export function toCustomer(row: CustomerRow): Customer {
+  return {
+    _id: row.id,
+    id: row.id,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    status: row.status,
+    type: row.type,
+    value: Number(row.value),
+    autoPayment: row.autoPayment,
+    notes: row.notes,
+    createdAt: toIso(row.createdAt),
+    updatedAt: toIso(row.updatedAt),
+  };
+}

@@ -1,0 +1,142 @@
+import { type Selectable, sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { isUniqueViolation } from '../db/errors.js';
+import type { CustomerTable } from '../db/tables.js';
+import { newId } from '../shared/ids.js';
+
+export type CustomerRow = Selectable<CustomerTable>;
+
+export interface CustomerValues {
+  name: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  phone: string | null;
+  status: string;
+  type: string;
+  value: number;
+  autoPayment: boolean;
+  notes: string | null;
+}
+
+export interface CustomerPatch extends Partial<CustomerValues> {
+  /** Rebuild `name` from first and last name, as stored after this update (SPEC §4). */
+  nameFromParts?: boolean;
+}
+
+export interface CustomerListOptions {
+  limit: number;
+}
+
+/** Thrown when the tenant already has a customer with that e-mail. */
+export class EmailTakenError extends Error {
+  constructor(readonly existingId: string | undefined) {
+    super('customer e-mail already used in this tenant');
+  }
+}
+
+const CUSTOMER_COLUMNS = [
+  'id',
+  'tenantId',
+  'firstName',
+  'lastName',
+  'name',
+  'email',
+  'phone',
+  'status',
+  'type',
+  'value',
+  'autoPayment',
+  'notes',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+const EMAIL_KEY = 'customers_tenant_email_key';
+
+/** Every query takes the tenant first: a customer of another tenant does not exist here. */
+export class CustomerRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The one place lists are queried; paging and filters belong here. */
+  list(tenantId: string, options: CustomerListOptions): Promise<CustomerRow[]> {
+    return this.db
+      .selectFrom('customers')
+      .select(CUSTOMER_COLUMNS)
+      .where('tenantId', '=', tenantId)
+      .orderBy('createdAt', 'desc')
+      .orderBy('id', 'desc')
+      .limit(options.limit)
+      .execute();
+  }
+
+  find(tenantId: string, id: string): Promise<CustomerRow | undefined> {
+    return this.db
+      .selectFrom('customers')
+      .select(CUSTOMER_COLUMNS)
+      .where('tenantId', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  create(tenantId: string, values: CustomerValues): Promise<CustomerRow> {
+    return this.#mapEmailConflict(tenantId, values.email, () =>
+      this.db
+        .insertInto('customers')
+        .values({ ...values, id: newId(), tenantId })
+        .returning(CUSTOMER_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
+  }
+
+  /** Updates in one statement; undefined when the customer is not in the tenant. */
+  update(tenantId: string, id: string, patch: CustomerPatch): Promise<CustomerRow | undefined> {
+    const { nameFromParts, ...values } = patch;
+    const changes: Record<string, unknown> = { ...values, updatedAt: sql<Date>`now()` };
+    if (nameFromParts) {
+      const first = 'firstName' in values ? sql`${values.firstName}::text` : sql.ref('firstName');
+      const last = 'lastName' in values ? sql`${values.lastName}::text` : sql.ref('lastName');
+      // Both parts cleared leave the name as it was: a name cannot be cleared.
+      changes.name = sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})`;
+    }
+    return this.#mapEmailConflict(tenantId, values.email, () =>
+      this.db
+        .updateTable('customers')
+        .set(changes)
+        .where('tenantId', '=', tenantId)
+        .where('id', '=', id)
+        .returning(CUSTOMER_COLUMNS)
+        .executeTakeFirst(),
+    );
+  }
+
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('customers')
+      .where('tenantId', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  findIdByEmail(tenantId: string, email: string): Promise<string | undefined> {
+    return this.db
+      .selectFrom('customers')
+      .select('id')
+      .where('tenantId', '=', tenantId)
+      .where('email', '=', email)
+      .executeTakeFirst()
+      .then((row) => row?.id);
+  }
+
+  async #mapEmailConflict<T>(tenantId: string, email: string | undefined, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (email !== undefined && isUniqueViolation(error, EMAIL_KEY)) {
+        throw new EmailTakenError(await this.findIdByEmail(tenantId, email));
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,174 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../db/database.js';
+import { principalOf } from '../http/authenticate.js';
+import { conflict, notFound, validationFailed } from '../http/errors.js';
+import { messages } from '../http/messages.js';
+import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { customerChanges, splitName, toCustomer } from './customer.mapper.js';
+import { type CustomerPatch, CustomerRepository, type CustomerValues, EmailTakenError } from './customer.repository.js';
+import { CreateCustomer, Customer, CustomerList, UpdateCustomer, UpdateCustomerStatus } from './customer.schemas.js';
+
+const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Rows to return (1–1000).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const notFoundText = messages.customerNotFound;
+const tags = ['customers'];
+
+function emailConflict(error: unknown): never {
+  if (error instanceof EmailTakenError) {
+    throw conflict(messages.customerEmailTaken, error.existingId ? { existingId: error.existingId } : undefined);
+  }
+  throw error;
+}
+
+export const customerRoutes: FastifyPluginAsync<{ db: Db }> = async (fastify, { db }) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const customers = new CustomerRepository(db);
+
+  app.get(
+    '/customers',
+    {
+      schema: {
+        operationId: 'listCustomers',
+        summary: 'List customers',
+        tags,
+        querystring: ListQuery,
+        response: { 200: CustomerList, ...errorResponses(400, 403) },
+      },
+      config: { scope: 'customers:read' },
+    },
+    async (request) => {
+      const rows = await customers.list(principalOf(request).tenantId, { limit: request.query.limit ?? 100 });
+      return rows.map(toCustomer);
+    },
+  );
+
+  app.get(
+    '/customers/:id',
+    {
+      schema: {
+        operationId: 'getCustomer',
+        summary: 'Get a customer',
+        tags,
+        params: IdParams,
+        response: { 200: Customer, ...errorResponses(403, 404) },
+      },
+      config: { scope: 'customers:read', notFoundText },
+    },
+    async (request) => {
+      const row = await customers.find(principalOf(request).tenantId, request.params.id);
+      if (!row) throw notFound(notFoundText);
+      return toCustomer(row);
+    },
+  );
+
+  app.post(
+    '/customers',
+    {
+      schema: {
+        operationId: 'createCustomer',
+        summary: 'Create a customer',
+        tags,
+        body: CreateCustomer,
+        response: { 201: Customer, ...errorResponses(400, 403, 409, 413, 415) },
+      },
+      config: { scope: 'customers:write' },
+    },
+    async (request, reply) => {
+      const changes = customerChanges(request.body);
+      const name = changes.name as string;
+      const derived = splitName(name);
+      const values: CustomerValues = {
+        name,
+        email: changes.email as string,
+        firstName: 'firstName' in changes ? (changes.firstName ?? null) : derived.firstName,
+        lastName: 'lastName' in changes ? (changes.lastName ?? null) : derived.lastName,
+        phone: changes.phone ?? null,
+        status: changes.status ?? 'active',
+        type: changes.type ?? 'individual',
+        value: changes.value ?? 0,
+        autoPayment: changes.autoPayment ?? false,
+        notes: changes.notes ?? null,
+      };
+      const row = await customers.create(principalOf(request).tenantId, values).catch(emailConflict);
+      return reply.code(201).send(toCustomer(row));
+    },
+  );
+
+  app.put(
+    '/customers/:id/status',
+    {
+      schema: {
+        operationId: 'updateCustomerStatus',
+        summary: 'Set the status of a customer',
+        tags,
+        params: IdParams,
+        body: UpdateCustomerStatus,
+        response: { 200: Customer, ...errorResponses(400, 403, 404, 413, 415) },
+      },
+      config: { scope: 'customers:write', notFoundText },
+    },
+    async (request) => {
+      const row = await customers.update(principalOf(request).tenantId, request.params.id, {
+        status: request.body.status,
+      });
+      if (!row) throw notFound(notFoundText);
+      return toCustomer(row);
+    },
+  );
+
+  app.put(
+    '/customers/:id',
+    {
+      schema: {
+        operationId: 'updateCustomer',
+        summary: 'Update some fields of a customer',
+        tags,
+        params: IdParams,
+        body: UpdateCustomer,
+        response: { 200: Customer, ...errorResponses(400, 403, 404, 409, 413, 415) },
+      },
+      config: { scope: 'customers:write', notFoundText },
+    },
+    async (request) => {
+      const patch: CustomerPatch = customerChanges(request.body);
+      if (Object.keys(patch).length === 0) throw validationFailed([], messages.emptyUpdate);
+      if (patch.name !== undefined) {
+        const derived = splitName(patch.name);
+        if (!('firstName' in patch)) patch.firstName = derived.firstName;
+        if (!('lastName' in patch)) patch.lastName = derived.lastName;
+      } else if ('firstName' in patch || 'lastName' in patch) {
+        patch.nameFromParts = true;
+      }
+      const row = await customers.update(principalOf(request).tenantId, request.params.id, patch).catch(emailConflict);
+      if (!row) throw notFound(notFoundText);
+      return toCustomer(row);
+    },
+  );
+
+  app.delete(
+    '/customers/:id',
+    {
+      schema: {
+        operationId: 'deleteCustomer',
+        summary: 'Delete a customer',
+        tags,
+        params: IdParams,
+        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+      },
+      config: { scope: 'customers:write', notFoundText },
+    },
+    async (request) => {
+      if (!(await customers.delete(principalOf(request).tenantId, request.params.id))) throw notFound(notFoundText);
+      return { success: true as const };
+    },
+  );
+};

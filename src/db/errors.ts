@@ -1,0 +1,38 @@
+/** PostgreSQL error codes Funil maps to answers (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
+const UNIQUE_VIOLATION = '23505';
+const CHECK_VIOLATION = '23514';
+const INVALID_TEXT = new Set(['22021', '22P05']);
+const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '53300', '57014']);
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+interface PgError {
+  code?: unknown;
+  constraint?: unknown;
+  message?: unknown;
+}
+
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const e = error as PgError;
+  return e?.code === UNIQUE_VIOLATION && e.constraint === constraint;
+}
+
+export function isCheckViolation(error: unknown, constraint: string): boolean {
+  const e = error as PgError;
+  return e?.code === CHECK_VIOLATION && e.constraint === constraint;
+}
+
+/** Text PostgreSQL cannot store: the NUL character, invalid byte sequences. */
+export function isInvalidTextError(error: unknown): boolean {
+  return INVALID_TEXT.has(String((error as PgError)?.code));
+}
+
+/** The database is down, restarting, overloaded or too slow: a 503, not a 500. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as PgError;
+  const code = String(e?.code);
+  if (UNAVAILABLE.has(code) || NETWORK_ERRORS.has(code)) return true;
+  const message = String(e?.message ?? '');
+  return /timeout exceeded when trying to connect|Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    message,
+  );
+}

@@ -1,0 +1,36 @@
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
+import type { Db } from './database.js';
+import * as initial from './migrations/2026-11-21T1000-initial.js';
+
+/** Every migration, by name; names sort in the order they run. */
+const migrations: Record<string, Migration> = {
+  '2026-11-21T1000-initial': initial,
+};
+
+/** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */
+const STARTUP_LOCK_KEY = 0x66756e69;
+
+/**
+ * Runs `work` on one connection while holding a session advisory lock, so that instances
+ * starting at the same moment migrate (and bootstrap) one after the other.
+ */
+export async function withStartupLock<T>(db: Db, work: (conn: Db) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${STARTUP_LOCK_KEY})`.execute(conn);
+    try {
+      return await work(conn);
+    } finally {
+      await sql`select pg_advisory_unlock(${STARTUP_LOCK_KEY})`.execute(conn);
+    }
+  });
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db: db.withoutPlugins() as Kysely<unknown>,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,69 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Set by the database on insert; never written by the application afterwards. */
+type CreatedAt = ColumnType<Date, never, never>;
+type Timestamp = ColumnType<Date, Date | undefined, Date>;
+type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+/** numeric(14,2) arrives as a string from PostgreSQL; it is converted in the mappers. */
+type Money = ColumnType<string, number | undefined, number>;
+
+export interface TenantTable {
+  id: string;
+  name: string;
+  active: Generated<boolean>;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface ApiTokenTable {
+  id: string;
+  tenantId: string;
+  name: string;
+  tokenHash: string;
+  prefix: string;
+  scopes: string[];
+  expiresAt: NullableTimestamp;
+  revokedAt: NullableTimestamp;
+  lastUsedAt: NullableTimestamp;
+  createdAt: CreatedAt;
+}
+
+export interface LeadTable {
+  id: string;
+  tenantId: string;
+  name: string;
+  email: string | null;
+  phone: string | null;
+  source: string | null;
+  status: string;
+  score: number;
+  lastContact: NullableTimestamp;
+  notes: string | null;
+  createdBy: string;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface CustomerTable {
+  id: string;
+  tenantId: string;
+  firstName: string | null;
+  lastName: string | null;
+  name: string;
+  email: string;
+  phone: string | null;
+  status: string;
+  type: string;
+  value: Money;
+  autoPayment: boolean;
+  notes: string | null;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface Tables {
+  tenants: TenantTable;
+  apiTokens: ApiTokenTable;
+  leads: LeadTable;
+  customers: CustomerTable;
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { Scope } from '../auth/scopes.js';
+import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
+import { bearerOf } from '../auth/token-secret.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a route of the external API needs (SPEC §5.2). */
+    scope?: Scope;
+    /** Marks a route that needs no token at all. Only set on purpose. */
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+/**
+ * Deny by default: every route registered in `app` (an encapsulated scope) must declare the
+ * scope it needs or be explicitly public, else the app refuses to start.
+ */
+export function requireBearerToken(app: FastifyInstance, authenticator: TokenAuthenticator): void {
+  app.addHook('onRoute', (route) => {
+    const config = route.config as { scope?: Scope; public?: boolean } | undefined;
+    if (!config?.scope && !config?.public) {
+      throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
+    }
+  });
+  app.addHook('onRequest', async (request) => {
+    const { scope, public: isPublic } = request.routeOptions.config;
+    if (isPublic) return;
+    const principal = await authenticator.authenticate(bearerOf(request.headers.authorization), scope);
+    request.principal = principal;
+    request.tenantId = principal.tenantId;
+  });
+}
+
+/** The principal of an authenticated request; routes inside `requireBearerToken` always have one. */
+export function principalOf(request: { principal?: Principal }): Principal {
+  if (!request.principal) throw new Error('principalOf called outside an authenticated scope');
+  return request.principal;
+}

@@ -1,0 +1,83 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
+import { ApiError, validationFailed } from './errors.js';
+import { fieldMessage, fieldMessages, languageOf, messages, type Text } from './messages.js';
+import { toFieldIssues } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Replaces the message of a 400 whose first fault is a required field missing or empty. */
+    requiredFieldText?: Text;
+  }
+}
+
+/** One renderer for every error of every route: the SPEC §2 shape, in the caller's language. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error, request);
+    if (apiError.statusCode >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    }
+    return sendApiError(apiError, request, reply);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendApiError(new ApiError(404, 'not_found', messages.routeNotFound), request, reply),
+  );
+}
+
+export function sendApiError(error: ApiError, request: FastifyRequest, reply: FastifyReply) {
+  const language = languageOf(request.headers['accept-language']);
+  const body: Record<string, unknown> = {
+    success: false,
+    error: error.text[language],
+    code: error.code,
+  };
+  if (error.details?.length) {
+    body.details = error.details.map((d) => ({ field: d.field, message: d.message[language] }));
+  }
+  Object.assign(body, error.extra);
+  if (error.statusCode >= 500 && error.code === 'internal_error') body.requestId = request.id;
+  if (error.headers) reply.headers(error.headers);
+  // The body is built here, so it is sent as-is rather than through a route's response schema.
+  return reply.code(error.statusCode).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+}
+
+function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.validation) {
+    const issues = toFieldIssues(error.validation, error.validationContext);
+    const first = error.validation[0];
+    const requiredText = request.routeOptions.config.requiredFieldText;
+    const missingRequired =
+      first?.keyword === 'required' || (first?.keyword === 'minLength' && first.params?.limit === 1);
+    return validationFailed(issues, requiredText && missingRequired ? requiredText : undefined);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return error.statusCode === 415
+        ? new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType)
+        : validationFailed([], messages.invalidRequest);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return validationFailed([], messages.malformedJson);
+  }
+  if (isInvalidTextError(error)) {
+    return validationFailed([{ field: 'body', message: fieldMessage('body', fieldMessages.noNul()) }]);
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError(503, 'service_unavailable', messages.serviceUnavailable, undefined, undefined, {
+      'retry-after': '5',
+    });
+  }
+  // Body parser errors (malformed JSON, prototype poisoning) are 400s raised before validation.
+  if (error.statusCode === 400 || error instanceof SyntaxError) {
+    const poisoned = /forbidden prototype property/i.test(error.message);
+    return validationFailed([], poisoned ? messages.forbiddenJsonKey : messages.malformedJson);
+  }
+  if (error.statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
+  if (error.statusCode === 415) return new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType);
+  return new ApiError(500, 'internal_error', messages.internalError);
+}

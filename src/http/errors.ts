@@ -1,0 +1,49 @@
+import { messages, type Text } from './messages.js';
+
+export type ErrorCode =
+  | 'validation_failed'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'precondition_failed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'idempotency_key_reused'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'service_unavailable';
+
+export interface FieldIssue {
+  readonly field: string;
+  readonly message: Text;
+}
+
+/** An error that the error handler renders in the SPEC §2 shape. Handlers throw these, never send. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    readonly text: Text,
+    readonly details?: readonly FieldIssue[],
+    readonly extra?: Readonly<Record<string, unknown>>,
+    readonly headers?: Readonly<Record<string, string>>,
+  ) {
+    super(text.en);
+    this.name = 'ApiError';
+  }
+}
+
+export const validationFailed = (details: readonly FieldIssue[], text?: Text) =>
+  new ApiError(400, 'validation_failed', text ?? details[0]?.message ?? messages.invalidRequest, details);
+
+export const forbidden = (text: Text) => new ApiError(403, 'forbidden', text);
+
+export const notFound = (text: Text) => new ApiError(404, 'not_found', text);
+
+export const conflict = (text: Text, extra?: Record<string, unknown>) =>
+  new ApiError(409, 'conflict', text, undefined, extra);
+
+export const serviceUnavailable = (text: Text = messages.serviceUnavailable, retryAfterSeconds = 5) =>
+  new ApiError(503, 'service_unavailable', text, undefined, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  });

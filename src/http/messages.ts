@@ -1,0 +1,132 @@
+/** A message in each language the API speaks; `pt` (pt-BR) is the default (SPEC §2). */
+export interface Text {
+  readonly pt: string;
+  readonly en: string;
+}
+
+export type Language = keyof Text;
+
+export function languageOf(acceptLanguage: string | string[] | undefined): Language {
+  const first = (Array.isArray(acceptLanguage) ? acceptLanguage[0] : acceptLanguage)?.trimStart() ?? '';
+  return /^en\b/i.test(first) ? 'en' : 'pt';
+}
+
+export const messages = {
+  leadRequired: {
+    pt: 'O nome é obrigatório e é necessário informar um e-mail ou telefone.',
+    en: 'Name is required, and an e-mail or a phone is also needed.',
+  },
+  leadContactRequired: {
+    pt: 'É necessário informar um e-mail ou telefone.',
+    en: 'An e-mail or a phone is needed.',
+  },
+  invalidRequest: { pt: 'Requisição inválida.', en: 'Invalid request.' },
+  malformedJson: { pt: 'O corpo da requisição não é um JSON válido.', en: 'The request body is not valid JSON.' },
+  forbiddenJsonKey: {
+    pt: 'O corpo da requisição contém uma chave proibida (__proto__ ou constructor.prototype).',
+    en: 'The request body contains a forbidden key (__proto__ or constructor.prototype).',
+  },
+  emptyUpdate: {
+    pt: 'Informe ao menos um campo para atualizar.',
+    en: 'Send at least one field to update.',
+  },
+  tokenMissing: {
+    pt: 'Token de acesso ausente: envie o cabeçalho Authorization: Bearer <token>.',
+    en: 'Access token missing: send the header Authorization: Bearer <token>.',
+  },
+  tokenInvalid: { pt: 'Token de acesso inválido.', en: 'Invalid access token.' },
+  tokenExpired: { pt: 'Token de acesso expirado.', en: 'The access token has expired.' },
+  tokenRevoked: { pt: 'Token de acesso revogado.', en: 'The access token has been revoked.' },
+  tenantInactive: {
+    pt: 'A conta associada a este token está inativa.',
+    en: 'The account of this token is inactive.',
+  },
+  adminDisabled: {
+    pt: 'A API de administração está desativada: defina FUNIL_ADMIN_TOKEN.',
+    en: 'The admin API is disabled: set FUNIL_ADMIN_TOKEN.',
+  },
+  adminTokenInvalid: { pt: 'Token de administração inválido.', en: 'Invalid admin token.' },
+  leadNotFound: { pt: 'Lead não encontrado.', en: 'Lead not found.' },
+  customerNotFound: { pt: 'Cliente não encontrado.', en: 'Customer not found.' },
+  tenantNotFound: { pt: 'Conta não encontrada.', en: 'Tenant not found.' },
+  tokenNotFound: { pt: 'Token não encontrado.', en: 'Token not found.' },
+  routeNotFound: { pt: 'Rota não encontrada.', en: 'Route not found.' },
+  customerEmailTaken: {
+    pt: 'Já existe um cliente com este e-mail.',
+    en: 'A customer with this e-mail already exists.',
+  },
+  payloadTooLarge: {
+    pt: 'O corpo da requisição excede o limite de 1 MiB.',
+    en: 'The request body exceeds the 1 MiB limit.',
+  },
+  unsupportedMediaType: {
+    pt: 'Envie o corpo como JSON (Content-Type: application/json).',
+    en: 'Send the body as JSON (Content-Type: application/json).',
+  },
+  internalError: {
+    pt: 'Erro interno inesperado. Informe o requestId ao suporte.',
+    en: 'Unexpected internal error. Quote the requestId to support.',
+  },
+  serviceUnavailable: {
+    pt: 'Serviço temporariamente indisponível. Tente novamente em instantes.',
+    en: 'Service temporarily unavailable. Try again shortly.',
+  },
+  shuttingDown: {
+    pt: 'O servidor está sendo desligado. Tente novamente.',
+    en: 'The server is shutting down. Try again.',
+  },
+} as const satisfies Record<string, Text>;
+
+/** Phrases for one field at fault, completed with the field's name by `fieldMessage`. */
+export const fieldMessages = {
+  required: () => ({ pt: 'é obrigatório', en: 'is required' }),
+  unknown: () => ({ pt: 'campo desconhecido', en: 'unknown field' }),
+  empty: () => ({ pt: 'não pode ser vazio', en: 'must not be empty' }),
+  type: (type: string) => ({ pt: `deve ser do tipo ${ptType(type)}`, en: `must be of type ${type}` }),
+  maxLength: (limit: number) => ({
+    pt: `deve ter no máximo ${limit} caracteres`,
+    en: `must be at most ${limit} characters`,
+  }),
+  email: () => ({ pt: 'deve ser um e-mail válido', en: 'must be a valid e-mail address' }),
+  dateTime: () => ({
+    pt: 'deve ser uma data e hora ISO 8601 com fuso (ex.: 2026-11-21T10:00:00.000Z)',
+    en: 'must be an ISO 8601 timestamp with a time zone (e.g. 2026-11-21T10:00:00.000Z)',
+  }),
+  oneOf: (values: readonly unknown[]) => ({
+    pt: `deve ser um de: ${values.join(', ')}`,
+    en: `must be one of: ${values.join(', ')}`,
+  }),
+  minimum: (limit: number) => ({ pt: `deve ser no mínimo ${limit}`, en: `must be at least ${limit}` }),
+  maximum: (limit: number) => ({ pt: `deve ser no máximo ${limit}`, en: `must be at most ${limit}` }),
+  decimals: () => ({ pt: 'deve ter no máximo 2 casas decimais', en: 'must have at most 2 decimal places' }),
+  minItems: (limit: number) => ({
+    pt: `deve ter ao menos ${limit} item(ns)`,
+    en: `must have at least ${limit} item(s)`,
+  }),
+  uniqueItems: () => ({ pt: 'não pode ter itens repetidos', en: 'must not repeat items' }),
+  invalid: () => ({ pt: 'valor inválido', en: 'invalid value' }),
+  atLeastOneField: () => ({ pt: 'informe ao menos um campo', en: 'send at least one field' }),
+  noNul: () => ({ pt: 'não pode conter o caractere NUL', en: 'must not contain the NUL character' }),
+} satisfies Record<string, (...args: never[]) => Text>;
+
+const PT_TYPES: Record<string, string> = {
+  string: 'texto',
+  integer: 'inteiro',
+  number: 'número',
+  boolean: 'booleano',
+  object: 'objeto',
+  array: 'lista',
+  null: 'nulo',
+};
+
+function ptType(type: string): string {
+  return type
+    .split(',')
+    .map((t) => PT_TYPES[t] ?? t)
+    .join(' ou ');
+}
+
+/** "Campo 'email': deve ser um e-mail válido." */
+export function fieldMessage(field: string, phrase: Text): Text {
+  return { pt: `Campo '${field}': ${phrase.pt}.`, en: `Field '${field}': ${phrase.en}.` };
+}

@@ -1,0 +1,114 @@
+import type { ErrorObject, Options } from 'ajv';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import addKeywords from 'ajv-keywords';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldIssue } from './errors.js';
+import { fieldMessage, fieldMessages, type Text } from './messages.js';
+
+const EMAIL = /^[^\s@"<>()[\]\\,;:]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+
+function createAjv(options: Options): Ajv {
+  const ajv = new Ajv({
+    removeAdditional: false,
+    useDefaults: false,
+    allErrors: false,
+    strictSchema: false,
+    multipleOfPrecision: 9,
+    ...options,
+  });
+  addFormats.default(ajv, ['date-time', 'uuid']);
+  // `transform` trims and lower-cases strings before the other keywords see them (SPEC §3: "trimmed").
+  addKeywords.default(ajv, ['transform']);
+  // "" is how web forms say "no value" (SPEC §3), so an optional e-mail may be empty; required ones set minLength.
+  ajv.addFormat('email', { type: 'string', validate: (value: string) => value === '' || EMAIL.test(value) });
+  return ajv;
+}
+
+/**
+ * Bodies are strict (no coercion: `"score": "10"` is a 400); query strings and params arrive
+ * as text, so there numbers are coerced from their text.
+ */
+export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodyAjv = createAjv({ coerceTypes: false });
+  const textAjv = createAjv({ coerceTypes: true });
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  };
+}
+
+/** Turns Ajv's errors into SPEC §2 `details`, one issue per field, the most telling error first. */
+export function toFieldIssues(errors: readonly Partial<ErrorObject>[], part: string | undefined): FieldIssue[] {
+  const byField = new Map<string, Partial<ErrorObject>[]>();
+  for (const error of errors) {
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    const field = fieldOf(error, part);
+    const list = byField.get(field) ?? [];
+    list.push(error);
+    byField.set(field, list);
+  }
+  return [...byField].map(([field, fieldErrors]) => ({
+    field,
+    message: fieldMessage(field, phraseFor(pickMostTelling(fieldErrors))),
+  }));
+}
+
+function fieldOf(error: Partial<ErrorObject>, part: string | undefined): string {
+  const params = error.params ?? {};
+  const path = (error.instancePath ?? '')
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (error.keyword === 'required') path.push(String(params.missingProperty));
+  if (error.keyword === 'additionalProperties') path.push(String(params.additionalProperty));
+  return path.join('.') || (part === 'body' ? 'body' : String(part ?? 'request'));
+}
+
+/** A nullable field that fails yields a `type` error from its null branch; the string branch's error says more. */
+function pickMostTelling(errors: Partial<ErrorObject>[]): Partial<ErrorObject> {
+  const specific = errors.find((e) => e.keyword !== 'type');
+  if (specific) return specific;
+  const types = errors.flatMap((e) => [e.params?.type].flat()).filter(Boolean);
+  return { keyword: 'type', params: { type: [...new Set(types)].join(',') } };
+}
+
+function phraseFor(error: Partial<ErrorObject>): Text {
+  const params = (error.params ?? {}) as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return fieldMessages.required();
+    case 'additionalProperties':
+      return fieldMessages.unknown();
+    case 'type':
+      return fieldMessages.type(String(params.type));
+    case 'minLength':
+      return params.limit === 1 ? fieldMessages.empty() : fieldMessages.invalid();
+    case 'maxLength':
+      return fieldMessages.maxLength(Number(params.limit));
+    case 'format':
+      return params.format === 'email'
+        ? fieldMessages.email()
+        : params.format === 'date-time'
+          ? fieldMessages.dateTime()
+          : fieldMessages.invalid();
+    case 'enum':
+      return fieldMessages.oneOf(params.allowedValues as unknown[]);
+    case 'const':
+      return fieldMessages.oneOf([params.allowedValue]);
+    case 'minimum':
+      return fieldMessages.minimum(Number(params.limit));
+    case 'maximum':
+      return fieldMessages.maximum(Number(params.limit));
+    case 'multipleOf':
+      return fieldMessages.decimals();
+    case 'minItems':
+      return fieldMessages.minItems(Number(params.limit));
+    case 'minProperties':
+      return fieldMessages.atLeastOneField();
+    case 'uniqueItems':
+      return fieldMessages.uniqueItems();
+    default:
+      return fieldMessages.invalid();
+  }
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp, EXTERNAL_PREFIX } from './app.js';
+import { prepareDatabase } from './bootstrap.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { DataDirLockedError } from './db/data-dir-lock.js';
+import { openDatabase } from './db/database.js';
+import { createLogger } from './logger.js';
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    logger,
+  });
+  let app: FastifyInstance;
+  try {
+    const prepared = await prepareDatabase(database.db, { bootstrap: config.bootstrap });
+    if (prepared.migrations.length) logger.info({ migrations: prepared.migrations }, 'database migrated');
+    app = await buildApp({ config, database, logger });
+    await app.listen({ host: config.host, port: config.port });
+    if (prepared.demoToken) printDemoToken(config, app, prepared.demoToken);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  logger.info(
+    { backend: database.backend, dataDir: database.backend === 'pglite' ? config.dataDir : undefined },
+    'Funil is ready',
+  );
+  handleSignals(app);
+}
+
+function printDemoToken(config: Config, app: FastifyInstance, token: string): void {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${EXTERNAL_PREFIX}`;
+  process.stdout.write(
+    [
+      '',
+      'First start: created tenant "Demo" and a token with every scope. It is shown only this once:',
+      '',
+      `  ${token}`,
+      '',
+      'Try it:',
+      `  curl -H "Authorization: Bearer ${token}" ${base}/leads`,
+      '',
+    ].join('\n'),
+  );
+}
+
+function handleSignals(app: FastifyInstance): void {
+  let closing = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (closing) {
+      app.log.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      app.log.error('shutdown took too long: exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+    process.stderr.write(`funil: ${error.message}\n`);
+  } else {
+    process.stderr.write(`funil: could not start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  }
+  process.exit(1);
+});

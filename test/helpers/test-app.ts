@@ -1,0 +1,132 @@
+import { after, before, describe } from 'node:test';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import pino from 'pino';
+import { issueToken } from '../../src/admin/issue-token.js';
+import { TenantRepository } from '../../src/admin/tenant.repository.js';
+import { TokenRepository } from '../../src/admin/token.repository.js';
+import { buildApp } from '../../src/app.js';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import type { Db } from '../../src/db/database.js';
+import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from './test-database.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
+export const API = '/api/external/v1';
+export const ADMIN_API = '/api/admin/v1';
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    FUNIL_BOOTSTRAP: 'false',
+    FUNIL_ADMIN_TOKEN: ADMIN_TOKEN,
+    ...env,
+  });
+}
+
+export interface TestTenant {
+  id: string;
+  /** A token with every scope. */
+  token: string;
+  tokenId: string;
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
+  body: any;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+/** The production app on a database of its own, with small factories for tenants and tokens. */
+export class TestContext {
+  #app?: FastifyInstance;
+  #testDatabase?: TestDatabase;
+
+  constructor(
+    readonly backend: Backend,
+    private readonly env: Record<string, string> = {},
+  ) {}
+
+  get app(): FastifyInstance {
+    if (!this.#app) throw new Error('TestContext used before start()');
+    return this.#app;
+  }
+
+  get db(): Db {
+    if (!this.#testDatabase) throw new Error('TestContext used before start()');
+    return this.#testDatabase.database.db;
+  }
+
+  async start(): Promise<void> {
+    this.#testDatabase = await createTestDatabase(this.backend);
+    this.#app = await buildApp({
+      config: testConfig(this.env),
+      database: this.#testDatabase.database,
+      logger: pino({ level: 'silent' }),
+    });
+    await this.#app.ready();
+  }
+
+  async stop(): Promise<void> {
+    await this.#app?.close();
+    await this.#testDatabase?.destroy();
+  }
+
+  async tenant(name = 'Tenant'): Promise<TestTenant> {
+    const tenant = await new TenantRepository(this.db).create(name);
+    const issued = await this.token(tenant.id, SCOPES);
+    return { id: tenant.id, token: issued.token, tokenId: issued.id };
+  }
+
+  token(tenantId: string, scopes: readonly Scope[], expiresAt: Date | null = null) {
+    return issueToken(new TokenRepository(this.db), { tenantId, name: 'test', scopes, expiresAt });
+  }
+
+  async request(method: InjectOptions['method'], url: string, options: RequestOptions = {}): Promise<Answer> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    const inject: InjectOptions = { method, url, headers };
+    if (options.query) inject.query = options.query;
+    if (options.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      inject.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    }
+    const response = await this.app.inject(inject);
+    let body: unknown = response.body;
+    if (String(response.headers['content-type'] ?? '').startsWith('application/json')) {
+      body = response.json();
+    }
+    return { status: response.statusCode, headers: response.headers, body };
+  }
+}
+
+/**
+ * Runs a suite once per backend: PGlite always, PostgreSQL when FUNIL_TEST_DATABASE_URL is set.
+ * In CI a missing PostgreSQL is a failure, never a silent skip.
+ */
+export function describeEachBackend(
+  name: string,
+  suite: (ctx: TestContext) => void,
+  env: Record<string, string> = {},
+): void {
+  for (const backend of ['pglite', 'postgres'] as const) {
+    const missing = backend === 'postgres' && !postgresTestUrl();
+    if (missing && process.env.CI) {
+      throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
+    }
+    describe(`${name} [${backend}]`, { skip: missing ? 'FUNIL_TEST_DATABASE_URL is not set' : false }, () => {
+      const ctx = new TestContext(backend, env);
+      before(() => ctx.start());
+      after(() => ctx.stop());
+      suite(ctx);
+    });
+  }
+}

@@ -1,0 +1,135 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { prepareDatabase } from '../../src/bootstrap.js';
+import { type Database, openDatabase } from '../../src/db/database.js';
+
+export type Backend = 'pglite' | 'postgres';
+
+export interface TestDatabase {
+  database: Database;
+  /** Closes the database (if still open) and throws it away. */
+  destroy(): Promise<void>;
+}
+
+const silent = pino({ level: 'silent' });
+const MIGRATIONS_DIR = new URL('../../src/db/migrations/', import.meta.url);
+const CACHE_DIR = new URL('../../.cache/', import.meta.url).pathname;
+
+/** Changes whenever a migration changes, so a stale template is never used. */
+async function schemaFingerprint(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of (await readdir(MIGRATIONS_DIR)).sort()) {
+    hash.update(file).update(await readFile(new URL(file, MIGRATIONS_DIR)));
+  }
+  return hash.digest('hex').slice(0, 12);
+}
+
+export function postgresTestUrl(): string | undefined {
+  return process.env.FUNIL_TEST_DATABASE_URL || undefined;
+}
+
+/** A fresh, migrated, empty database of its own, cloned from a template made once. */
+export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+  return backend === 'pglite' ? createPgliteDatabase() : createPostgresDatabase();
+}
+
+export async function createPgliteDatabase(): Promise<TestDatabase> {
+  const template = await pgliteTemplate();
+  const dataDir = await mkdtemp(join(tmpdir(), 'funil-test-'));
+  await cp(template, dataDir, { recursive: true });
+  const database = await openDatabase({ dataDir, poolSize: 1, logger: silent });
+  return {
+    database,
+    async destroy() {
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creating a PGlite database takes seconds; copying a migrated one takes a fraction of that. */
+async function pgliteTemplate(): Promise<string> {
+  const template = join(CACHE_DIR, `pglite-template-${await schemaFingerprint()}`);
+  try {
+    await readdir(template);
+    return template;
+  } catch {
+    // Not made yet: make it below.
+  }
+  await mkdir(CACHE_DIR, { recursive: true });
+  const building = await mkdtemp(join(CACHE_DIR, 'pglite-building-'));
+  const database = await openDatabase({ dataDir: building, poolSize: 1, logger: silent });
+  await prepareDatabase(database.db, { bootstrap: false });
+  await database.close();
+  try {
+    await rename(building, template);
+  } catch {
+    // Another test process made it first; theirs is as good as ours.
+    await rm(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+async function createPostgresDatabase(): Promise<TestDatabase> {
+  const url = postgresTestUrl();
+  if (!url) throw new Error('FUNIL_TEST_DATABASE_URL is not set');
+  const template = `funil_template_${await schemaFingerprint()}`;
+  const name = `funil_test_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(url, async (client) => {
+    await ensurePostgresTemplate(client, url, template);
+    await client.query(`create database ${name} template ${template}`);
+  });
+  const database = await openDatabase({
+    databaseUrl: withDatabase(url, name),
+    dataDir: '',
+    poolSize: 5,
+    logger: silent,
+  });
+  return {
+    database,
+    async destroy() {
+      await database.close();
+      await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}
+
+async function ensurePostgresTemplate(client: pg.Client, url: string, template: string): Promise<void> {
+  // Test files run in parallel processes: the first one makes the template, the others wait for it.
+  await client.query('select pg_advisory_lock(4242)');
+  try {
+    const exists = await client.query('select 1 from pg_database where datname = $1', [template]);
+    if (exists.rowCount) return;
+    await client.query(`create database ${template}`);
+    const database = await openDatabase({
+      databaseUrl: withDatabase(url, template),
+      dataDir: '',
+      poolSize: 1,
+      logger: silent,
+    });
+    await prepareDatabase(database.db, { bootstrap: false });
+    await database.close();
+  } finally {
+    await client.query('select pg_advisory_unlock(4242)');
+  }
+}
+
+async function withAdminClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
