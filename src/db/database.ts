@@ -8,6 +8,8 @@ import type { Tables } from './tables.js';
 
 export type Db = Kysely<Tables>;
 
+const PGLITE_VACUUM_INTERVAL_MS = 10 * 60_000;
+
 export interface Database {
   readonly db: Db;
   readonly backend: 'pglite' | 'postgres';
@@ -59,10 +61,18 @@ async function openPglite(dataDir: string, logger: Logger): Promise<Database> {
   // PGlite is one single-threaded backend: one connection is all there is.
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
   pool.on('error', (error) => logger.warn({ err: error }, 'embedded database connection error'));
-  return fromPool(pool, 'pglite', () => closePglite(pglite, lock));
+  let vacuum: NodeJS.Timeout | undefined;
+  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum));
+  // PGlite runs no autovacuum: without this, dead rows pile up and plans go stale.
+  vacuum = setInterval(() => {
+    sql`vacuum analyze`.execute(database.db).catch((error) => logger.warn({ err: error }, 'vacuum failed'));
+  }, PGLITE_VACUUM_INTERVAL_MS);
+  vacuum.unref();
+  return database;
 }
 
-async function closePglite(pglite: PGlite, lock: DataDirLock): Promise<void> {
+async function closePglite(pglite: PGlite, lock: DataDirLock, vacuum: NodeJS.Timeout | undefined): Promise<void> {
+  clearInterval(vacuum);
   try {
     await pglite.close();
   } finally {

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
+
+const API = '/api/external/v1';
+
+describe('the embedded server as a process (SPEC §9, §11, §12)', () => {
+  let dataDir: string;
+  const running: ServerProcess[] = [];
+  const start = async (env: Record<string, string> = {}, options?: { waitReady?: boolean }) => {
+    const server = await startServer({ FUNIL_DATA_DIR: dataDir, ...env }, options);
+    running.push(server);
+    return server;
+  };
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'funil-restart-'));
+  });
+  after(async () => {
+    await Promise.all(running.map((server) => server.stop(5_000)));
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  let token: string;
+  let leadId: string;
+
+  it('prints a full-scope demo token on the first start, and it works', async () => {
+    const server = await start();
+    token = printedToken(server.output()) ?? '';
+    assert.match(token, /^fnl_[A-Za-z0-9_-]{43,}$/);
+    const created = await fetch(`${server.url}${API}/leads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Survives restarts', phone: '123' }),
+    });
+    assert.equal(created.status, 201);
+    leadId = ((await created.json()) as { _id: string })._id;
+    const customers = await fetch(`${server.url}${API}/customers`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(customers.status, 200);
+  });
+
+  it('refuses a second server on the same data directory, with a clear message', async () => {
+    const second = await start({}, { waitReady: false });
+    assert.equal(await second.exited(), 1);
+    assert.match(second.output(), /in use by another Funil process \(PID \d+\)/);
+  });
+
+  it('exits 0 on SIGTERM', async () => {
+    const server = running[0];
+    assert.ok(server);
+    assert.equal(await server.stop(), 0);
+  });
+
+  it('keeps the data across a restart and prints no new token (SPEC §11)', async () => {
+    const server = await start();
+    assert.equal(printedToken(server.output()), undefined);
+    const read = await fetch(`${server.url}${API}/leads/${leadId}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(read.status, 200);
+    assert.equal(((await read.json()) as { name: string }).name, 'Survives restarts');
+    assert.equal(await server.stop(), 0);
+  });
+
+  it('keeps an acknowledged write after kill -9 (SPEC §11)', async () => {
+    const server = await start();
+    const created = await fetch(`${server.url}${API}/leads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Acknowledged', email: 'ack@example.com' }),
+    });
+    assert.equal(created.status, 201);
+    const { _id } = (await created.json()) as { _id: string };
+    server.child.kill('SIGKILL');
+    await server.exited();
+
+    const restarted = await start();
+    const read = await fetch(`${restarted.url}${API}/leads/${_id}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(read.status, 200);
+  });
+
+  it('takes over a stale lock left by a dead process', async () => {
+    await Promise.all(running.map((server) => server.stop(5_000)));
+    await writeFile(join(dataDir, 'funil.lock'), '999999\n');
+    const server = await start();
+    const health = await fetch(`${server.url}/ready`);
+    assert.equal(health.status, 200);
+  });
+});
