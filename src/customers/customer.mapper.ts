@@ -1,3 +1,5 @@
+import { validationFailed } from '../http/errors.js';
+import { fieldMessage, fieldMessages } from '../http/messages.js';
 import { pickWritable, toIso, truncate } from '../shared/fields.js';
 import type { CustomerRow, CustomerValues } from './customer.repository.js';
 import type { Customer } from './customer.schemas.js';
@@ -16,7 +18,20 @@ export const CUSTOMER_WRITABLE_FIELDS = [
 ] as const satisfies readonly (keyof CustomerValues)[];
 
 export function customerChanges(body: Readonly<Record<string, unknown>>): Partial<CustomerValues> {
-  return pickWritable(body, CUSTOMER_WRITABLE_FIELDS) as Partial<CustomerValues>;
+  const changes = pickWritable(body, CUSTOMER_WRITABLE_FIELDS) as Partial<CustomerValues>;
+  if (changes.value !== undefined && !hasAtMostTwoDecimals(changes.value)) {
+    throw validationFailed([{ field: 'value', message: fieldMessage('value', fieldMessages.decimals()) }]);
+  }
+  return changes;
+}
+
+/**
+ * `multipleOf: 0.01` tolerates 1e-9 of float error, so 5.000000000001 or 1e-12 would pass it and be
+ * rounded by numeric(14, 2) without a word. A number has at most 2 decimals when it is the double
+ * nearest to its own 2-decimal rendering (0.07 and 19.99 are; 0.001 and 1e-12 are not).
+ */
+function hasAtMostTwoDecimals(value: number): boolean {
+  return Number(value.toFixed(2)) === value;
 }
 
 /** SPEC §4: first name is the first word of `name`, last name the rest (null when there is none). */

@@ -72,11 +72,7 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
       'retry-after': '5',
     });
   }
-  // Body parser errors (malformed JSON, prototype poisoning) are 400s raised before validation.
-  if (error.statusCode === 400 || error instanceof SyntaxError) {
-    const poisoned = /forbidden prototype property/i.test(error.message);
-    return validationFailed([], poisoned ? messages.forbiddenJsonKey : messages.malformedJson);
-  }
+  if (error.statusCode === 400) return validationFailed([], messages.invalidRequest);
   if (error.statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
   if (error.statusCode === 415) return new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType);
   return new ApiError(500, 'internal_error', messages.internalError);

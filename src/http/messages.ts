@@ -26,6 +26,10 @@ export const messages = {
     pt: 'O corpo da requisição contém uma chave proibida (__proto__ ou constructor.prototype).',
     en: 'The request body contains a forbidden key (__proto__ or constructor.prototype).',
   },
+  invalidUnicode: {
+    pt: 'O corpo da requisição contém texto Unicode inválido (surrogate isolado).',
+    en: 'The request body contains invalid Unicode text (a lone surrogate).',
+  },
   emptyUpdate: {
     pt: 'Informe ao menos um campo para atualizar.',
     en: 'Send at least one field to update.',

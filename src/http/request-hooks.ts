@@ -1,4 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { validationFailed } from './errors.js';
+import { messages } from './messages.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,14 +29,46 @@ export function installRequestHooks(app: FastifyInstance): void {
   });
 }
 
-/** JSON bodies through Fastify's own hardened parser; an empty body is "no body", not an error. */
+/**
+ * JSON bodies through secure-json-parse (Fastify's own parser), refusing `__proto__` and
+ * `constructor.prototype` keys; an empty body is "no body", not an error.
+ */
 export function installJsonParser(app: FastifyInstance): void {
   // Only JSON is accepted (SPEC §1.2); any other media type, text/plain included, is a 415.
   app.removeAllContentTypeParsers();
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body.toString();
     if (text === '') return done(null, undefined);
-    return parseJson(request, text, done);
+    try {
+      const value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+      if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
+        return done(validationFailed([], messages.invalidUnicode), undefined);
+      }
+      return done(null, value);
+    } catch (error) {
+      const poisoned = !(error instanceof SyntaxError) || /prototype/.test(error.message);
+      return done(validationFailed([], poisoned ? messages.forbiddenJsonKey : messages.malformedJson), undefined);
+    }
   });
+}
+
+/** Only a `\uD800`–`\uDFFF` escape can put a lone surrogate in parsed JSON; raw bytes decode to U+FFFD. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** PostgreSQL cannot store half a character, and would silently store U+FFFD instead. */
+function hasLoneSurrogate(root: unknown): boolean {
+  const stack = [root];
+  while (stack.length) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return true;
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
 }

@@ -1,12 +1,19 @@
 import type { ErrorObject, Options } from 'ajv';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import addKeywords from 'ajv-keywords';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { FieldIssue } from './errors.js';
 import { fieldMessage, fieldMessages, type Text } from './messages.js';
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+
+const rfc3339 = fullFormats['date-time'] as { validate: (value: string) => boolean };
+
+function isDateTime(value: string): boolean {
+  return rfc3339.validate(value) && !Number.isNaN(Date.parse(value));
+}
 
 function createAjv(options: Options): Ajv {
   const ajv = new Ajv({
@@ -22,6 +29,8 @@ function createAjv(options: Options): Ajv {
   addKeywords.default(ajv, ['transform']);
   // "" is how web forms say "no value" (SPEC §3), so an optional e-mail may be empty; required ones set minLength.
   ajv.addFormat('email', { type: 'string', validate: (value: string) => value === '' || EMAIL.test(value) });
+  // RFC 3339 allows values a Date cannot hold (a leap second, 23:59:60): those are refused here, not stored as NaN.
+  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isDateTime(value) });
   return ajv;
 }
 

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import type { Customer } from '../../src/customers/customer.schemas.js';
+import { type Answer, API, type TestContext } from '../helpers/test-app.js';
+
+export const CUSTOMERS = `${API}/customers`;
+
+/** SPEC §4: every key of the customer object, sorted. */
+export const CUSTOMER_KEYS = [
+  '_id',
+  'autoPayment',
+  'createdAt',
+  'email',
+  'firstName',
+  'id',
+  'lastName',
+  'name',
+  'notes',
+  'phone',
+  'status',
+  'type',
+  'updatedAt',
+  'value',
+];
+
+export const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** A UUID no customer has. */
+export const UNKNOWN_ID = '0190f0d0-0000-7000-8000-000000000000';
+
+let sequence = 0;
+
+/** A fresh e-mail address, so tests sharing a tenant never collide on SPEC §4 uniqueness. */
+export function uniqueEmail(label = 'customer'): string {
+  sequence += 1;
+  return `${label}-${sequence}-${Date.now()}@example.com`;
+}
+
+/** Creates a customer through the API and insists it worked. */
+export async function createCustomer(
+  ctx: TestContext,
+  token: string,
+  body: Record<string, unknown> = {},
+): Promise<Customer> {
+  const res = await ctx.request('POST', CUSTOMERS, {
+    token,
+    body: { name: 'Maria Silva', email: uniqueEmail(), ...body },
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body;
+}
+
+/** A SPEC §2 validation error whose details name `field`; returns that detail's message. */
+export function assertInvalidField(res: Answer, field: string): string {
+  assert.equal(res.status, 400, JSON.stringify(res.body));
+  assert.equal(res.body.success, false);
+  assert.equal(res.body.code, 'validation_failed');
+  assert.equal(typeof res.body.error, 'string');
+  assert.ok(Array.isArray(res.body.details), `details missing: ${JSON.stringify(res.body)}`);
+  const detail = res.body.details.find((d: { field: string }) => d.field === field);
+  assert.ok(detail, `no detail names '${field}': ${JSON.stringify(res.body.details)}`);
+  return detail.message;
+}
+
+/** A SPEC §2 validation error, with or without details. */
+export function assertValidationFailed(res: Answer): void {
+  assert.equal(res.status, 400, JSON.stringify(res.body));
+  assert.equal(res.body.success, false);
+  assert.equal(res.body.code, 'validation_failed');
+  assert.equal(typeof res.body.error, 'string');
+}
+
+export function assertNotFound(res: Answer): void {
+  assert.equal(res.status, 404, JSON.stringify(res.body));
+  assert.deepEqual(res.body, { success: false, error: 'Cliente não encontrado.', code: 'not_found' });
+}
+
+export function assertForbidden(res: Answer): void {
+  assert.equal(res.status, 403, JSON.stringify(res.body));
+  assert.equal(res.body.success, false);
+  assert.equal(res.body.code, 'forbidden');
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

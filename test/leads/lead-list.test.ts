@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { newId } from '../../src/shared/ids.js';
+import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { assertFieldError, createLead, LIST_ITEM_KEYS } from './lead-fixtures.js';
+
+describeEachBackend('GET /leads', (ctx) => {
+  let tenant: TestTenant;
+  let created: Record<string, unknown>[];
+  const list = (query?: Record<string, string>) => ctx.request('GET', `${API}/leads`, { token: tenant.token, query });
+
+  it('setup', async () => {
+    tenant = await ctx.tenant();
+    created = [];
+    for (const name of ['First', 'Second', 'Third']) {
+      created.push(
+        await createLead(ctx, tenant.token, {
+          name,
+          phone: '11 5555-0000',
+          notes: 'private',
+          source: 'form',
+          lastContact: '2026-11-20T10:00:00Z',
+        }),
+      );
+    }
+  });
+
+  it('answers a plain array of items with exactly the nine seed keys (seed §2.1 rule 2)', async () => {
+    const res = await list();
+    assert.equal(res.status, 200);
+    assert.ok(Array.isArray(res.body));
+    assert.equal(res.body.length, 3);
+    for (const item of res.body) assert.deepEqual(Object.keys(item).sort(), LIST_ITEM_KEYS);
+    const full = created[2] as Record<string, unknown>;
+    assert.deepEqual(res.body[0], {
+      _id: full._id,
+      name: 'Third',
+      email: full.email,
+      status: 'new',
+      score: 0,
+      lastContact: '2026-11-20T10:00:00.000Z',
+      source: 'form',
+      createdAt: full.createdAt,
+      updatedAt: full.updatedAt,
+    });
+  });
+
+  it('lists the newest lead first (SPEC §6)', async () => {
+    const res = await list();
+    assert.deepEqual(
+      res.body.map((item: { name: string }) => item.name),
+      ['Third', 'Second', 'First'],
+    );
+  });
+
+  it('returns at most `limit` items (SPEC §6)', async () => {
+    const res = await list({ limit: '2' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      res.body.map((item: { name: string }) => item.name),
+      ['Third', 'Second'],
+    );
+  });
+
+  it('rejects a limit outside 1–1000 or not an integer, naming `limit` (SPEC §6)', async () => {
+    for (const limit of ['0', '1001', 'abc', '-1', '1.5', '']) {
+      assertFieldError(await list({ limit }), 'limit');
+    }
+    const twice = await ctx.request('GET', `${API}/leads?limit=1&limit=2`, { token: tenant.token });
+    assertFieldError(twice, 'limit');
+  });
+
+  it('rejects an unknown query parameter, naming it (SPEC §6)', async () => {
+    assertFieldError(await list({ bogus: '1' }), 'bogus', "Campo 'bogus': campo desconhecido.");
+  });
+
+  it('returns 100 items by default and up to 1000 with limit (SPEC §6)', async () => {
+    const big = await ctx.tenant('Big');
+    await ctx.db
+      .insertInto('leads')
+      .values(
+        Array.from({ length: 101 }, (_, i) => ({
+          id: newId(),
+          tenantId: big.id,
+          name: `Bulk ${i}`,
+          email: `bulk${i}@example.com`,
+          status: 'new',
+          score: 0,
+          createdBy: big.tokenId,
+        })),
+      )
+      .execute();
+    const byDefault = await ctx.request('GET', `${API}/leads`, { token: big.token });
+    assert.equal(byDefault.status, 200);
+    assert.equal(byDefault.body.length, 100);
+    // One statement: one createdAt for all, so the (time-ordered) id breaks the tie, newest first.
+    assert.equal(byDefault.body[0].name, 'Bulk 100');
+    assert.equal(byDefault.body[99].name, 'Bulk 1');
+    const all = await ctx.request('GET', `${API}/leads`, { token: big.token, query: { limit: '1000' } });
+    assert.equal(all.status, 200);
+    assert.equal(all.body.length, 101);
+    const one = await ctx.request('GET', `${API}/leads`, { token: big.token, query: { limit: '1' } });
+    assert.equal(one.body.length, 1);
+  });
+
+  it('answers an empty array for a tenant without leads (seed §4.1)', async () => {
+    const empty = await ctx.tenant('Empty');
+    const res = await ctx.request('GET', `${API}/leads`, { token: empty.token });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, []);
+  });
+});
