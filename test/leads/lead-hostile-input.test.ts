@@ -24,6 +24,7 @@ describeEachBackend('lead hostile input', (ctx) => {
       email: 'x@example.com',
       phone: "1' OR '1'='1",
       source: '"; select pg_sleep(10); --',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a log4j-style probe, sent as plain text on purpose
       notes: '$1 $$ \\x00 %s %n {{7*7}} ${jndi:ldap://x}',
     };
     const res = await post(JSON.stringify(hostile));
