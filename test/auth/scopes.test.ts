@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { assertForbidden } from '../http/assert-error.js';
+
+interface Probe {
+  method: 'GET' | 'POST';
+  url: string;
+  body?: unknown;
+  success: number;
+}
+
+/** One representative route per scope (SPEC §5.2). */
+const ROUTE_OF: Record<Scope, Probe> = {
+  'leads:read': { method: 'GET', url: `${API}/leads`, success: 200 },
+  'leads:write': {
+    method: 'POST',
+    url: `${API}/leads`,
+    body: { name: 'Lead', phone: '+55 11 5555-0000' },
+    success: 201,
+  },
+  'customers:read': { method: 'GET', url: `${API}/customers`, success: 200 },
+  'customers:write': {
+    method: 'POST',
+    url: `${API}/customers`,
+    body: { name: 'C', email: 'c@x.example' },
+    success: 201,
+  },
+};
+
+describeEachBackend('token scopes', (ctx) => {
+  let tenant: TestTenant;
+  const only = new Map<Scope, string>();
+  const allBut = new Map<Scope, string>();
+  let emailSeq = 0;
+
+  it('setup', async () => {
+    tenant = await ctx.tenant();
+    for (const scope of SCOPES) {
+      only.set(scope, (await ctx.token(tenant.id, [scope])).token);
+      allBut.set(
+        scope,
+        (
+          await ctx.token(
+            tenant.id,
+            SCOPES.filter((s) => s !== scope),
+          )
+        ).token,
+      );
+    }
+  });
+
+  const send = (probe: Probe, token: string) => {
+    // Customer e-mails are unique per tenant, so each create gets a fresh one.
+    const body =
+      probe.url.endsWith('/customers') && probe.method === 'POST'
+        ? { name: 'C', email: `c${++emailSeq}@x.example` }
+        : probe.body;
+    return ctx.request(probe.method, probe.url, { token, body });
+  };
+
+  for (const scope of SCOPES) {
+    it(`refuses a token lacking ${scope} on ${ROUTE_OF[scope].method} ${ROUTE_OF[scope].url} (SPEC §5.2)`, async () => {
+      const res = await send(ROUTE_OF[scope], allBut.get(scope) as string);
+      assertForbidden(res);
+    });
+
+    it(`allows a token holding only ${scope} on its route (SPEC §5.2)`, async () => {
+      const res = await send(ROUTE_OF[scope], only.get(scope) as string);
+      assert.equal(res.status, ROUTE_OF[scope].success, JSON.stringify(res.body));
+    });
+  }
+
+  it('a write scope does not imply the read scope (SPEC §5.2)', async () => {
+    assertForbidden(await ctx.request('GET', `${API}/leads`, { token: only.get('leads:write') as string }));
+    assertForbidden(await ctx.request('GET', `${API}/customers`, { token: only.get('customers:write') as string }));
+  });
+
+  it('a read scope does not allow writes (SPEC §5.2)', async () => {
+    const leadRead = only.get('leads:read') as string;
+    const customerRead = only.get('customers:read') as string;
+    assertForbidden(await send(ROUTE_OF['leads:write'], leadRead));
+    assertForbidden(await send(ROUTE_OF['customers:write'], customerRead));
+  });
+
+  it('lead scopes do not open customer routes, nor the other way round (SPEC §5.2)', async () => {
+    assertForbidden(await ctx.request('GET', `${API}/customers`, { token: only.get('leads:read') as string }));
+    assertForbidden(await ctx.request('GET', `${API}/leads`, { token: only.get('customers:read') as string }));
+  });
+
+  it('every write route of a resource needs its write scope: PUT, PUT status, DELETE (SPEC §5.2)', async () => {
+    const lead = await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'L', phone: '1' } });
+    const customer = await ctx.request('POST', `${API}/customers`, {
+      token: tenant.token,
+      body: { name: 'K', email: 'k@x.example' },
+    });
+    assert.equal(lead.status, 201);
+    assert.equal(customer.status, 201);
+    const leadRead = only.get('leads:read') as string;
+    const customerRead = only.get('customers:read') as string;
+    assertForbidden(await ctx.request('PUT', `${API}/leads/${lead.body._id}`, { token: leadRead, body: { score: 5 } }));
+    assertForbidden(
+      await ctx.request('PUT', `${API}/leads/${lead.body._id}/status`, { token: leadRead, body: { status: 'won' } }),
+    );
+    assertForbidden(await ctx.request('DELETE', `${API}/leads/${lead.body._id}`, { token: leadRead }));
+    assertForbidden(
+      await ctx.request('PUT', `${API}/customers/${customer.body._id}`, { token: customerRead, body: { notes: 'n' } }),
+    );
+    assertForbidden(
+      await ctx.request('PUT', `${API}/customers/${customer.body._id}/status`, {
+        token: customerRead,
+        body: { status: 'blocked' },
+      }),
+    );
+    assertForbidden(await ctx.request('DELETE', `${API}/customers/${customer.body._id}`, { token: customerRead }));
+    // And the read routes of a single record need the read scope.
+    assertForbidden(await ctx.request('GET', `${API}/leads/${lead.body._id}`, { token: only.get('leads:write') }));
+    assertForbidden(
+      await ctx.request('GET', `${API}/customers/${customer.body._id}`, { token: only.get('customers:write') }),
+    );
+    // Nothing changed.
+    const after = await ctx.request('GET', `${API}/leads/${lead.body._id}`, { token: tenant.token });
+    assert.deepEqual(after.body, lead.body);
+  });
+});
