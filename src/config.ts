@@ -40,7 +40,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
     nodeEnv,
-    logLevel: nonEmpty(env.LOG_LEVEL) ?? (nodeEnv === 'production' ? 'info' : 'info'),
+    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     databaseUrl: nonEmpty(env.DATABASE_URL),
     dataDir: resolve(nonEmpty(env.FUNIL_DATA_DIR) ?? './data'),
     databasePoolSize: integer(env, 'FUNIL_DB_POOL_SIZE', 10, 1, 200),
