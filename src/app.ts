@@ -5,8 +5,10 @@ import { requireAdminToken } from './admin/admin-auth.js';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
 import { customerRoutes } from './customers/customer.routes.js';
+import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { requireBearerToken } from './http/authenticate.js';
+import { CursorCodec } from './http/cursor.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { rejectMalformedIds } from './http/id-param.js';
@@ -44,6 +46,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   app.addHook('onClose', () => database.close());
 
   const authenticator = new TokenAuthenticator(database.db);
+  const cursors = new CursorCodec(await appSecret(database.db, 'list-cursor-key'));
 
   await app.register(healthRoutes, { database });
 
@@ -51,8 +54,8 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     async (external) => {
       requireBearerToken(external, authenticator);
       rejectMalformedIds(external);
-      await external.register(leadRoutes, { db: database.db, config });
-      await external.register(customerRoutes, { db: database.db });
+      await external.register(leadRoutes, { db: database.db, config, cursors });
+      await external.register(customerRoutes, { db: database.db, cursors });
     },
     { prefix: EXTERNAL_PREFIX },
   );

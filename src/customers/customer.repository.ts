@@ -1,7 +1,9 @@
-import { type Selectable, sql } from 'kysely';
+import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
-import type { CustomerTable } from '../db/tables.js';
+import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
+import { containsPattern } from '../db/like-pattern.js';
+import type { CustomerTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
 export type CustomerRow = Selectable<CustomerTable>;
@@ -24,9 +26,23 @@ export interface CustomerPatch extends Partial<CustomerValues> {
   nameFromParts?: boolean;
 }
 
-export interface CustomerListOptions {
-  limit: number;
+export interface CustomerFilters {
+  statuses?: string[] | undefined;
+  type?: string | undefined;
+  email?: string | undefined;
+  q?: string | undefined;
+  updatedSince?: string | undefined;
+  createdSince?: string | undefined;
 }
+
+export type CustomerSortField = 'createdAt' | 'updatedAt' | 'name';
+
+/** Each sort as its index is built (migrations 2026-11-21T1000 and T1200). */
+export const CUSTOMER_SORT_KEYS: Record<CustomerSortField, SortKey<CustomerRow>> = {
+  createdAt: { expression: sql`created_at`, type: 'timestamptz', valueOf: (row) => row.createdAt.toISOString() },
+  updatedAt: { expression: sql`updated_at`, type: 'timestamptz', valueOf: (row) => row.updatedAt.toISOString() },
+  name: { expression: sql`name`, type: 'text', valueOf: (row) => row.name },
+};
 
 /** Thrown when the tenant already has a customer with that e-mail. */
 export class EmailTakenError extends Error {
@@ -58,16 +74,10 @@ const EMAIL_KEY = 'customers_tenant_email_key';
 export class CustomerRepository {
   constructor(private readonly db: Db) {}
 
-  /** The one place lists are queried; paging and filters belong here. */
-  list(tenantId: string, options: CustomerListOptions): Promise<CustomerRow[]> {
-    return this.db
-      .selectFrom('customers')
-      .select(CUSTOMER_COLUMNS)
-      .where('tenantId', '=', tenantId)
-      .orderBy('createdAt', 'desc')
-      .orderBy('id', 'desc')
-      .limit(options.limit)
-      .execute();
+  /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
+  list(tenantId: string, filters: CustomerFilters, page: KeysetPage<CustomerRow>): Promise<CustomerRow[]> {
+    const query = this.db.selectFrom('customers').select(CUSTOMER_COLUMNS).where('tenantId', '=', tenantId);
+    return keysetPage(applyCustomerFilters(query, filters), page).execute();
   }
 
   find(tenantId: string, id: string): Promise<CustomerRow | undefined> {
@@ -139,4 +149,23 @@ export class CustomerRepository {
       throw error;
     }
   }
+}
+
+function applyCustomerFilters<O>(
+  query: SelectQueryBuilder<Tables, 'customers', O>,
+  filters: CustomerFilters,
+): SelectQueryBuilder<Tables, 'customers', O> {
+  let filtered = query;
+  if (filters.statuses) filtered = filtered.where('status', 'in', filters.statuses);
+  if (filters.type !== undefined) filtered = filtered.where('type', '=', filters.type);
+  if (filters.email !== undefined) filtered = filtered.where('email', '=', filters.email);
+  if (filters.updatedSince !== undefined) filtered = filtered.where('updatedAt', '>=', new Date(filters.updatedSince));
+  if (filters.createdSince !== undefined) filtered = filtered.where('createdAt', '>=', new Date(filters.createdSince));
+  if (filters.q !== undefined) {
+    const pattern = containsPattern(filters.q);
+    filtered = filtered.where((eb) =>
+      eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern), eb('phone', 'ilike', pattern)]),
+    );
+  }
+  return filtered;
 }

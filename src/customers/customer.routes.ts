@@ -1,23 +1,22 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
+import type { CursorCodec } from '../http/cursor.js';
 import { conflict, notFound, validationFailed } from '../http/errors.js';
+import { listPage } from '../http/list-query.js';
 import { messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { customerChanges, splitName, toCustomer } from './customer.mapper.js';
-import { type CustomerPatch, CustomerRepository, type CustomerValues, EmailTakenError } from './customer.repository.js';
+import { CustomerListQuery, customerListRequest } from './customer.list.js';
+import {
+  CUSTOMER_SORT_KEYS,
+  type CustomerPatch,
+  CustomerRepository,
+  type CustomerValues,
+  EmailTakenError,
+} from './customer.repository.js';
 import { CreateCustomer, Customer, CustomerList, UpdateCustomer, UpdateCustomerStatus } from './customer.schemas.js';
-
-const ListQuery = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Rows to return (1–1000).' }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 const notFoundText = messages.customerNotFound;
 const tags = ['customers'];
@@ -29,7 +28,12 @@ function emailConflict(error: unknown): never {
   throw error;
 }
 
-export const customerRoutes: FastifyPluginAsync<{ db: Db }> = async (fastify, { db }) => {
+interface CustomerRoutesOptions {
+  db: Db;
+  cursors: CursorCodec;
+}
+
+export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (fastify, { db, cursors }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const customers = new CustomerRepository(db);
 
@@ -39,14 +43,28 @@ export const customerRoutes: FastifyPluginAsync<{ db: Db }> = async (fastify, { 
       schema: {
         operationId: 'listCustomers',
         summary: 'List customers',
+        description:
+          'A page of customers, newest first unless `sort` says otherwise. While more rows exist, the answer ' +
+          'carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`.',
         tags,
-        querystring: ListQuery,
+        querystring: CustomerListQuery,
         response: { 200: CustomerList, ...errorResponses(400, 403) },
       },
       config: { scope: 'customers:read' },
     },
-    async (request) => {
-      const rows = await customers.list(principalOf(request).tenantId, { limit: request.query.limit ?? 100 });
+    async (request, reply) => {
+      const { tenantId } = principalOf(request);
+      const { sort, filters, limit } = customerListRequest(request.query);
+      const rows = await listPage(request, reply, cursors, {
+        tenantId,
+        sort: request.query.sort ?? '-createdAt',
+        key: CUSTOMER_SORT_KEYS[sort.field],
+        descending: sort.descending,
+        limit,
+        cursor: request.query.cursor,
+        filters,
+        fetch: (page) => customers.list(tenantId, filters, page),
+      });
       return rows.map(toCustomer);
     },
   );

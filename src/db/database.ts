@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -53,7 +54,7 @@ async function openPglite(dataDir: string, logger: Logger): Promise<Database> {
   const lock = await acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dataDir);
+    pglite = await PGlite.create(dataDir, { extensions: { pg_trgm } });
   } catch (error) {
     await lock.release();
     throw error;

@@ -61,7 +61,13 @@ export interface CustomerTable {
   updatedAt: Timestamp;
 }
 
+export interface AppSecretTable {
+  name: string;
+  value: string;
+}
+
 export interface Tables {
+  appSecrets: AppSecretTable;
   tenants: TenantTable;
   apiTokens: ApiTokenTable;
   leads: LeadTable;

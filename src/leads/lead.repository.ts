@@ -1,6 +1,8 @@
-import { type Selectable, sql } from 'kysely';
+import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { LeadTable } from '../db/tables.js';
+import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
+import { containsPattern } from '../db/like-pattern.js';
+import type { LeadTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
 export type LeadRow = Selectable<LeadTable>;
@@ -16,8 +18,15 @@ export interface LeadValues {
   notes: string | null;
 }
 
-export interface LeadListOptions {
-  limit: number;
+export interface LeadFilters {
+  statuses?: string[] | undefined;
+  source?: string | undefined;
+  email?: string | undefined;
+  q?: string | undefined;
+  updatedSince?: string | undefined;
+  createdSince?: string | undefined;
+  scoreMin?: number | undefined;
+  scoreMax?: number | undefined;
 }
 
 const LEAD_COLUMNS = [
@@ -48,20 +57,30 @@ const LIST_COLUMNS = [
   'updatedAt',
 ] as const;
 
+export type LeadListRow = Pick<LeadRow, (typeof LIST_COLUMNS)[number]>;
+export type LeadSortField = 'createdAt' | 'updatedAt' | 'name' | 'score' | 'lastContact';
+
+/** Each sort as its index is built (migration 2026-11-21T1200); a never-contacted lead counts as contacted at -infinity. */
+export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListRow>> = {
+  createdAt: { expression: sql`created_at`, type: 'timestamptz', valueOf: (row) => row.createdAt.toISOString() },
+  updatedAt: { expression: sql`updated_at`, type: 'timestamptz', valueOf: (row) => row.updatedAt.toISOString() },
+  name: { expression: sql`name`, type: 'text', valueOf: (row) => row.name },
+  score: { expression: sql`score`, type: 'integer', valueOf: (row) => row.score },
+  lastContact: {
+    expression: sql`coalesce(last_contact, '-infinity'::timestamptz)`,
+    type: 'timestamptz',
+    valueOf: (row) => row.lastContact?.toISOString() ?? '-infinity',
+  },
+};
+
 /** Every query takes the tenant first: a lead of another tenant does not exist here. */
 export class LeadRepository {
   constructor(private readonly db: Db) {}
 
-  /** The one place lists are queried; paging and filters belong here. */
-  list(tenantId: string, options: LeadListOptions) {
-    return this.db
-      .selectFrom('leads')
-      .select(LIST_COLUMNS)
-      .where('tenantId', '=', tenantId)
-      .orderBy('createdAt', 'desc')
-      .orderBy('id', 'desc')
-      .limit(options.limit)
-      .execute();
+  /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
+  list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListRow>): Promise<LeadListRow[]> {
+    const query = this.db.selectFrom('leads').select(LIST_COLUMNS).where('tenantId', '=', tenantId);
+    return keysetPage(applyLeadFilters(query, filters), page).execute();
   }
 
   find(tenantId: string, id: string): Promise<LeadRow | undefined> {
@@ -100,4 +119,25 @@ export class LeadRepository {
       .executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
+}
+
+function applyLeadFilters<O>(
+  query: SelectQueryBuilder<Tables, 'leads', O>,
+  filters: LeadFilters,
+): SelectQueryBuilder<Tables, 'leads', O> {
+  let filtered = query;
+  if (filters.statuses) filtered = filtered.where('status', 'in', filters.statuses);
+  if (filters.source !== undefined) filtered = filtered.where('source', '=', filters.source);
+  if (filters.email !== undefined) filtered = filtered.where('email', '=', filters.email);
+  if (filters.updatedSince !== undefined) filtered = filtered.where('updatedAt', '>=', new Date(filters.updatedSince));
+  if (filters.createdSince !== undefined) filtered = filtered.where('createdAt', '>=', new Date(filters.createdSince));
+  if (filters.scoreMin !== undefined) filtered = filtered.where('score', '>=', filters.scoreMin);
+  if (filters.scoreMax !== undefined) filtered = filtered.where('score', '<=', filters.scoreMax);
+  if (filters.q !== undefined) {
+    const pattern = containsPattern(filters.q);
+    filtered = filtered.where((eb) =>
+      eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern), eb('phone', 'ilike', pattern)]),
+    );
+  }
+  return filtered;
 }

@@ -1,30 +1,29 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { isCheckViolation } from '../db/errors.js';
 import { principalOf } from '../http/authenticate.js';
+import type { CursorCodec } from '../http/cursor.js';
 import { notFound, validationFailed } from '../http/errors.js';
+import { listPage } from '../http/list-query.js';
 import { fieldMessage, fieldMessages, messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { LeadListQuery, leadListRequest } from './lead.list.js';
 import { leadChanges, toLead, toLeadListItem } from './lead.mapper.js';
-import { LeadRepository, type LeadValues } from './lead.repository.js';
+import { LEAD_SORT_KEYS, LeadRepository, type LeadValues } from './lead.repository.js';
 import { leadSchemas } from './lead.schemas.js';
-
-const ListQuery = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Rows to return (1–1000).' }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 const notFoundText = messages.leadNotFound;
 const tags = ['leads'];
 
-export const leadRoutes: FastifyPluginAsync<{ db: Db; config: Config }> = async (fastify, { db, config }) => {
+interface LeadRoutesOptions {
+  db: Db;
+  config: Config;
+  cursors: CursorCodec;
+}
+
+export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify, { db, config, cursors }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const leads = new LeadRepository(db);
   const schemas = leadSchemas(config.leadStatuses);
@@ -36,14 +35,28 @@ export const leadRoutes: FastifyPluginAsync<{ db: Db; config: Config }> = async 
       schema: {
         operationId: 'listLeads',
         summary: 'List leads',
+        description:
+          'A page of leads, newest first unless `sort` says otherwise. While more rows exist, the answer carries ' +
+          '`Link: <next page URL>; rel="next"` and `X-Next-Cursor`.',
         tags,
-        querystring: ListQuery,
+        querystring: LeadListQuery,
         response: { 200: schemas.LeadList, ...errorResponses(400, 403) },
       },
       config: { scope: 'leads:read' },
     },
-    async (request) => {
-      const rows = await leads.list(principalOf(request).tenantId, { limit: request.query.limit ?? 100 });
+    async (request, reply) => {
+      const { tenantId } = principalOf(request);
+      const { sort, filters, limit } = leadListRequest(request.query, config.leadStatuses);
+      const rows = await listPage(request, reply, cursors, {
+        tenantId,
+        sort: request.query.sort ?? '-createdAt',
+        key: LEAD_SORT_KEYS[sort.field],
+        descending: sort.descending,
+        limit,
+        cursor: request.query.cursor,
+        filters,
+        fetch: (page) => leads.list(tenantId, filters, page),
+      });
       return rows.map(toLeadListItem);
     },
   );

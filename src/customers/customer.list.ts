@@ -1,0 +1,28 @@
+import { type Static, Type } from 'typebox';
+import { listQueryFields, parseSort, statusList } from '../http/list-query.js';
+import { StringEnum } from '../http/schemas.js';
+import type { CustomerFilters, CustomerSortField } from './customer.repository.js';
+import { CUSTOMER_STATUSES, CUSTOMER_TYPES } from './customer.schemas.js';
+
+export const CUSTOMER_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
+
+export const CustomerListQuery = Type.Object(
+  {
+    ...listQueryFields(CUSTOMER_SORT_FIELDS),
+    type: Type.Optional(StringEnum(CUSTOMER_TYPES, { description: 'Customer type.' })),
+  },
+  { additionalProperties: false },
+);
+export type CustomerListQuery = Static<typeof CustomerListQuery>;
+
+export function customerListRequest(query: CustomerListQuery) {
+  const filters: CustomerFilters = {
+    statuses: statusList(query.status, CUSTOMER_STATUSES),
+    type: query.type,
+    email: query.email,
+    q: query.q,
+    updatedSince: query.updatedSince,
+    createdSince: query.createdSince,
+  };
+  return { sort: parseSort<CustomerSortField>(query.sort), filters, limit: query.limit ?? 100 };
+}

@@ -1,0 +1,57 @@
+import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import type { CursorPosition } from '../http/cursor.js';
+import { isUuid } from '../shared/ids.js';
+
+/** A documented sort: its value as SQL, written exactly as its index is built. */
+export interface SortKey<Row> {
+  readonly expression: RawBuilder<unknown>;
+  readonly type: 'timestamptz' | 'text' | 'integer';
+  /** The sort value of a row, as it goes into a cursor. */
+  valueOf(row: Row): string | number;
+}
+
+export interface KeysetPage<Row> {
+  readonly key: SortKey<Row>;
+  readonly descending: boolean;
+  readonly limit: number;
+  /** The position the previous page ended at. */
+  readonly after?: CursorPosition | undefined;
+}
+
+/**
+ * Keyset paging (SPEC §6): order by (sort value, id) and start strictly after the previous page's
+ * last row, a row comparison that PostgreSQL answers with one index range scan. Never OFFSET.
+ * Asks for one row more than the page, which tells whether another page exists.
+ */
+export function keysetPage<DB, TB extends keyof DB, O, Row>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: KeysetPage<Row>,
+): SelectQueryBuilder<DB, TB, O> {
+  const direction = page.descending ? 'desc' : 'asc';
+  let paged = query;
+  if (page.after) {
+    const comparison = sql.raw(page.descending ? '<' : '>');
+    const type = sql.raw(page.key.type);
+    paged = paged.where(
+      sql<boolean>`(${page.key.expression}, id) ${comparison} (cast(${page.after.value} as ${type}), cast(${page.after.id} as uuid))`,
+    );
+  }
+  return paged
+    .orderBy(page.key.expression, direction)
+    .orderBy(sql`id`, direction)
+    .limit(page.limit + 1);
+}
+
+/** Whether a decoded cursor position fits the sort it claims to continue (else the cast would fail in SQL). */
+export function fitsSortKey(position: CursorPosition, key: SortKey<unknown>): boolean {
+  if (!isUuid(position.id)) return false;
+  const { value } = position;
+  switch (key.type) {
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'text':
+      return typeof value === 'string' && !value.includes('\u0000');
+    case 'timestamptz':
+      return typeof value === 'string' && (value === '-infinity' || !Number.isNaN(Date.parse(value)));
+  }
+}

@@ -1,0 +1,59 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { validationFailed } from './errors.js';
+import { fieldMessage, type Text } from './messages.js';
+
+/** Where a page ended: the sort value and the id of its last row. */
+export interface CursorPosition {
+  readonly value: string | number | null;
+  readonly id: string;
+}
+
+const MAC_BYTES = 16;
+
+const invalidCursor: Text = {
+  pt: 'cursor inválido: use o cursor da página anterior, com a mesma ordenação e os mesmos filtros',
+  en: 'invalid cursor: use the cursor of the previous page, with the same sort and filters',
+};
+
+/**
+ * Opaque, signed list cursors (SPEC §6). The signature covers the position and the query it came
+ * from (tenant, sort, filters), so a cursor that is forged, truncated, or replayed with another
+ * query or by another tenant is refused with a 400 rather than silently paging something else.
+ */
+export class CursorCodec {
+  constructor(private readonly key: Buffer) {}
+
+  encode(position: CursorPosition, binding: string): string {
+    const payload = Buffer.from(JSON.stringify([position.value, position.id])).toString('base64url');
+    return `${payload}.${this.#mac(payload, binding).toString('base64url')}`;
+  }
+
+  decode(cursor: string, binding: string): CursorPosition {
+    const [payload, mac, extra] = cursor.split('.');
+    if (!payload || !mac || extra !== undefined) throw cursorError();
+    const expected = this.#mac(payload, binding);
+    const given = Buffer.from(mac, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw cursorError();
+    const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    if (!Array.isArray(decoded) || decoded.length !== 2 || typeof decoded[1] !== 'string') throw cursorError();
+    const [value, id] = decoded as [unknown, string];
+    if (value !== null && typeof value !== 'string' && typeof value !== 'number') throw cursorError();
+    return { value, id };
+  }
+
+  #mac(payload: string, binding: string): Buffer {
+    return createHmac('sha256', this.key).update(binding).update('\n').update(payload).digest().subarray(0, MAC_BYTES);
+  }
+}
+
+function cursorError() {
+  return validationFailed([{ field: 'cursor', message: fieldMessage('cursor', invalidCursor) }]);
+}
+
+/** A stable text for what a cursor is bound to: the same query gives the same binding. */
+export function cursorBinding(tenantId: string, sort: string, filters: object): string {
+  const entries = Object.entries(filters)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return JSON.stringify([tenantId, sort, entries]);
+}

@@ -1,0 +1,19 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** SPEC §6: while more rows exist, `Link: <absolute URL>; rel="next"` and `X-Next-Cursor`. */
+export function setNextPage(request: FastifyRequest, reply: FastifyReply, cursor: string): void {
+  reply.header('link', `<${nextPageUrl(request, cursor)}>; rel="next"`);
+  reply.header('x-next-cursor', cursor);
+}
+
+function nextPageUrl(request: FastifyRequest, cursor: string): string {
+  let url: URL;
+  try {
+    url = new URL(request.url, `${request.protocol}://${request.host}`);
+  } catch {
+    // A Host header that is no host: the link still works against the address that was called.
+    url = new URL(request.url, `${request.protocol}://localhost`);
+  }
+  url.searchParams.set('cursor', cursor);
+  return url.toString();
+}

@@ -1,0 +1,39 @@
+import { type Static, Type } from 'typebox';
+import { validationFailed } from '../http/errors.js';
+import { listQueryFields, parseSort, statusList } from '../http/list-query.js';
+import { fieldMessage, fieldMessages } from '../http/messages.js';
+import { TrimmedString } from '../http/schemas.js';
+import type { LeadFilters, LeadSortField } from './lead.repository.js';
+
+export const LEAD_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'score', 'lastContact'] as const;
+
+export const LeadListQuery = Type.Object(
+  {
+    ...listQueryFields(LEAD_SORT_FIELDS),
+    source: Type.Optional(TrimmedString({ minLength: 1, maxLength: 100, description: 'Exact source.' })),
+    scoreMin: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Score at least (inclusive).' })),
+    scoreMax: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Score at most (inclusive).' })),
+  },
+  { additionalProperties: false },
+);
+export type LeadListQuery = Static<typeof LeadListQuery>;
+
+/** The validated query string as filters and a sort; what the schema cannot say is checked here. */
+export function leadListRequest(query: LeadListQuery, statuses: readonly string[]) {
+  if (query.scoreMin !== undefined && query.scoreMax !== undefined && query.scoreMin > query.scoreMax) {
+    throw validationFailed([
+      { field: 'scoreMin', message: fieldMessage('scoreMin', fieldMessages.maximum(query.scoreMax)) },
+    ]);
+  }
+  const filters: LeadFilters = {
+    statuses: statusList(query.status, statuses),
+    source: query.source,
+    email: query.email,
+    q: query.q,
+    updatedSince: query.updatedSince,
+    createdSince: query.createdSince,
+    scoreMin: query.scoreMin,
+    scoreMax: query.scoreMax,
+  };
+  return { sort: parseSort<LeadSortField>(query.sort), filters, limit: query.limit ?? 100 };
+}
