@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
+import { conditionalWrite, type ExpectedVersions } from '../db/precondition.js';
 import type { CustomerTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
@@ -66,6 +67,7 @@ const CUSTOMER_COLUMNS = [
   'notes',
   'createdAt',
   'updatedAt',
+  'version',
 ] as const;
 
 const EMAIL_KEY = 'customers_tenant_email_key';
@@ -99,34 +101,53 @@ export class CustomerRepository {
     );
   }
 
-  /** Updates in one statement; undefined when the customer is not in the tenant. */
-  update(tenantId: string, id: string, patch: CustomerPatch): Promise<CustomerRow | undefined> {
+  /**
+   * Updates in one statement, the If-Match condition included; undefined when the customer is not
+   * in the tenant; throws PreconditionFailedError when it is, in another version.
+   */
+  update(
+    tenantId: string,
+    id: string,
+    patch: CustomerPatch,
+    expected?: ExpectedVersions,
+  ): Promise<CustomerRow | undefined> {
     const { nameFromParts, ...values } = patch;
-    const changes: Record<string, unknown> = { ...values, updatedAt: sql<Date>`now()` };
+    const changes: Record<string, unknown> = {
+      ...values,
+      updatedAt: sql<Date>`now()`,
+      version: sql<number>`version + 1`,
+    };
     if (nameFromParts) {
       const first = 'firstName' in values ? sql`${values.firstName}::text` : sql.ref('firstName');
       const last = 'lastName' in values ? sql`${values.lastName}::text` : sql.ref('lastName');
       // Both parts cleared leave the name as it was: a name cannot be cleared.
       changes.name = sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})`;
     }
+    let query = this.db.updateTable('customers').set(changes).where('tenantId', '=', tenantId).where('id', '=', id);
+    if (expected?.length) query = query.where('version', 'in', expected);
     return this.#mapEmailConflict(tenantId, values.email, () =>
-      this.db
-        .updateTable('customers')
-        .set(changes)
-        .where('tenantId', '=', tenantId)
-        .where('id', '=', id)
-        .returning(CUSTOMER_COLUMNS)
-        .executeTakeFirst(),
+      conditionalWrite(
+        expected,
+        () => query.returning(CUSTOMER_COLUMNS).executeTakeFirst(),
+        () => this.#exists(tenantId, id),
+      ),
     );
   }
 
-  async delete(tenantId: string, id: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom('customers')
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  /** Deletes in one statement, the If-Match condition included; false when the customer is not in the tenant. */
+  async delete(tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
+    let query = this.db.deleteFrom('customers').where('tenantId', '=', tenantId).where('id', '=', id);
+    if (expected?.length) query = query.where('version', 'in', expected);
+    const deleted = await conditionalWrite(
+      expected,
+      () => query.returning('id').executeTakeFirst(),
+      () => this.#exists(tenantId, id),
+    );
+    return deleted !== undefined;
+  }
+
+  async #exists(tenantId: string, id: string): Promise<boolean> {
+    return (await this.find(tenantId, id)) !== undefined;
   }
 
   findIdByEmail(tenantId: string, email: string): Promise<string | undefined> {

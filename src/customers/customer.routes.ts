@@ -4,11 +4,12 @@ import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { conflict, notFound, validationFailed } from '../http/errors.js';
+import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
 import { listPage } from '../http/list-query.js';
 import { messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
-import { customerChanges, splitName, toCustomer } from './customer.mapper.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
+import { customerChanges, splitName, toCustomer } from './customer.mapper.js';
 import {
   CUSTOMER_SORT_KEYS,
   type CustomerPatch,
@@ -81,9 +82,10 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
       },
       config: { scope: 'customers:read', notFoundText },
     },
-    async (request) => {
+    async (request, reply) => {
       const row = await customers.find(principalOf(request).tenantId, request.params.id);
       if (!row) throw notFound(notFoundText);
+      setEtag(reply, row);
       return toCustomer(row);
     },
   );
@@ -117,6 +119,7 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         notes: changes.notes ?? null,
       };
       const row = await customers.create(principalOf(request).tenantId, values).catch(emailConflict);
+      setEtag(reply, row);
       return reply.code(201).send(toCustomer(row));
     },
   );
@@ -129,16 +132,21 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         summary: 'Set the status of a customer',
         tags,
         params: IdParams,
+        headers: IfMatchHeaders,
         body: UpdateCustomerStatus,
-        response: { 200: Customer, ...errorResponses(400, 403, 404, 413, 415) },
+        response: { 200: Customer, ...errorResponses(400, 403, 404, 412, 413, 415) },
       },
       config: { scope: 'customers:write', notFoundText },
     },
-    async (request) => {
-      const row = await customers.update(principalOf(request).tenantId, request.params.id, {
-        status: request.body.status,
-      });
+    async (request, reply) => {
+      const row = await customers.update(
+        principalOf(request).tenantId,
+        request.params.id,
+        { status: request.body.status },
+        expectedVersions(request),
+      );
       if (!row) throw notFound(notFoundText);
+      setEtag(reply, row);
       return toCustomer(row);
     },
   );
@@ -151,12 +159,13 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         summary: 'Update some fields of a customer',
         tags,
         params: IdParams,
+        headers: IfMatchHeaders,
         body: UpdateCustomer,
-        response: { 200: Customer, ...errorResponses(400, 403, 404, 409, 413, 415) },
+        response: { 200: Customer, ...errorResponses(400, 403, 404, 409, 412, 413, 415) },
       },
       config: { scope: 'customers:write', notFoundText },
     },
-    async (request) => {
+    async (request, reply) => {
       const patch: CustomerPatch = customerChanges(request.body);
       if (Object.keys(patch).length === 0) throw validationFailed([], messages.emptyUpdate);
       if (patch.name !== undefined) {
@@ -166,8 +175,11 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
       } else if ('firstName' in patch || 'lastName' in patch) {
         patch.nameFromParts = true;
       }
-      const row = await customers.update(principalOf(request).tenantId, request.params.id, patch).catch(emailConflict);
+      const row = await customers
+        .update(principalOf(request).tenantId, request.params.id, patch, expectedVersions(request))
+        .catch(emailConflict);
       if (!row) throw notFound(notFoundText);
+      setEtag(reply, row);
       return toCustomer(row);
     },
   );
@@ -180,12 +192,15 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         summary: 'Delete a customer',
         tags,
         params: IdParams,
-        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+        headers: IfMatchHeaders,
+        response: { 200: SuccessBody, ...errorResponses(403, 404, 412) },
       },
       config: { scope: 'customers:write', notFoundText },
     },
     async (request) => {
-      if (!(await customers.delete(principalOf(request).tenantId, request.params.id))) throw notFound(notFoundText);
+      const tenantId = principalOf(request).tenantId;
+      const deleted = await customers.delete(tenantId, request.params.id, expectedVersions(request));
+      if (!deleted) throw notFound(notFoundText);
       return { success: true as const };
     },
   );

@@ -42,6 +42,7 @@ export interface LeadTable {
   createdBy: string;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
+  version: Generated<number>;
 }
 
 export interface CustomerTable {
@@ -59,6 +60,19 @@ export interface CustomerTable {
   notes: string | null;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
+  version: Generated<number>;
+}
+
+export interface IdempotencyKeyTable {
+  tenantId: string;
+  key: string;
+  requestHash: string;
+  state: 'running' | 'done';
+  responseStatus: number | null;
+  responseHeaders: ColumnType<Record<string, string> | null, string | null, string | null>;
+  responseBody: string | null;
+  createdAt: CreatedAt;
+  startedAt: Timestamp;
 }
 
 export interface AppSecretTable {
@@ -72,4 +86,5 @@ export interface Tables {
   apiTokens: ApiTokenTable;
   leads: LeadTable;
   customers: CustomerTable;
+  idempotencyKeys: IdempotencyKeyTable;
 }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
+import { PreconditionFailedError } from '../db/precondition.js';
 import { ApiError, validationFailed } from './errors.js';
 import { fieldMessage, fieldMessages, languageOf, messages, type Text } from './messages.js';
 import { toFieldIssues } from './validation.js';
@@ -63,6 +64,9 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return validationFailed([], messages.malformedJson);
+  }
+  if (error instanceof PreconditionFailedError) {
+    return new ApiError(412, 'precondition_failed', messages.preconditionFailed);
   }
   if (isInvalidTextError(error)) {
     return validationFailed([{ field: 'body', message: fieldMessage('body', fieldMessages.noNul()) }]);

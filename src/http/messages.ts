@@ -59,6 +59,10 @@ export const messages = {
     pt: 'Já existe um cliente com este e-mail.',
     en: 'A customer with this e-mail already exists.',
   },
+  preconditionFailed: {
+    pt: 'O registro foi alterado desde a última leitura (If-Match não confere). Leia-o de novo e repita.',
+    en: 'The record has changed since it was read (If-Match does not match). Read it again and retry.',
+  },
   payloadTooLarge: {
     pt: 'O corpo da requisição excede o limite de 1 MiB.',
     en: 'The request body exceeds the 1 MiB limit.',

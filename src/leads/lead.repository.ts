@@ -2,6 +2,7 @@ import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
+import { conditionalWrite, type ExpectedVersions } from '../db/precondition.js';
 import type { LeadTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
@@ -43,6 +44,7 @@ const LEAD_COLUMNS = [
   'createdBy',
   'createdAt',
   'updatedAt',
+  'version',
 ] as const;
 
 const LIST_COLUMNS = [
@@ -100,24 +102,43 @@ export class LeadRepository {
       .executeTakeFirstOrThrow();
   }
 
-  /** Updates in one statement; undefined when the lead is not in the tenant. */
-  update(tenantId: string, id: string, patch: Partial<LeadValues>): Promise<LeadRow | undefined> {
-    return this.db
+  /**
+   * Updates in one statement, the If-Match condition included; undefined when the lead is not in
+   * the tenant; throws PreconditionFailedError when it is, in another version.
+   */
+  update(
+    tenantId: string,
+    id: string,
+    patch: Partial<LeadValues>,
+    expected?: ExpectedVersions,
+  ): Promise<LeadRow | undefined> {
+    let query = this.db
       .updateTable('leads')
-      .set({ ...patch, updatedAt: sql<Date>`now()` })
+      .set({ ...patch, updatedAt: sql<Date>`now()`, version: sql<number>`version + 1` })
       .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .returning(LEAD_COLUMNS)
-      .executeTakeFirst();
+      .where('id', '=', id);
+    if (expected?.length) query = query.where('version', 'in', expected);
+    return conditionalWrite(
+      expected,
+      () => query.returning(LEAD_COLUMNS).executeTakeFirst(),
+      () => this.#exists(tenantId, id),
+    );
   }
 
-  async delete(tenantId: string, id: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom('leads')
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  /** Deletes in one statement, the If-Match condition included; false when the lead is not in the tenant. */
+  async delete(tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
+    let query = this.db.deleteFrom('leads').where('tenantId', '=', tenantId).where('id', '=', id);
+    if (expected?.length) query = query.where('version', 'in', expected);
+    const deleted = await conditionalWrite(
+      expected,
+      () => query.returning('id').executeTakeFirst(),
+      () => this.#exists(tenantId, id),
+    );
+    return deleted !== undefined;
+  }
+
+  async #exists(tenantId: string, id: string): Promise<boolean> {
+    return (await this.find(tenantId, id)) !== undefined;
   }
 }
 

@@ -6,6 +6,7 @@ import { isCheckViolation } from '../db/errors.js';
 import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { notFound, validationFailed } from '../http/errors.js';
+import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
 import { listPage } from '../http/list-query.js';
 import { fieldMessage, fieldMessages, messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
@@ -73,9 +74,10 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
       },
       config: { scope: 'leads:read', notFoundText },
     },
-    async (request) => {
+    async (request, reply) => {
       const row = await leads.find(principalOf(request).tenantId, request.params.id);
       if (!row) throw notFound(notFoundText);
+      setEtag(reply, row);
       return toLead(row);
     },
   );
@@ -115,6 +117,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
         notes: changes.notes ?? null,
       };
       const row = await leads.create(principal.tenantId, principal.tokenId, values);
+      setEtag(reply, row);
       return reply.code(201).send(toLead(row));
     },
   );
@@ -127,16 +130,21 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
         summary: 'Move a lead to another pipeline stage',
         tags,
         params: IdParams,
+        headers: IfMatchHeaders,
         body: schemas.UpdateLeadStatus,
-        response: { 200: schemas.Lead, ...errorResponses(400, 403, 404, 413, 415) },
+        response: { 200: schemas.Lead, ...errorResponses(400, 403, 404, 412, 413, 415) },
       },
       config: { scope: 'leads:write', notFoundText },
     },
-    async (request) => {
-      const row = await leads.update(principalOf(request).tenantId, request.params.id, {
-        status: request.body.status,
-      });
+    async (request, reply) => {
+      const row = await leads.update(
+        principalOf(request).tenantId,
+        request.params.id,
+        { status: request.body.status },
+        expectedVersions(request),
+      );
       if (!row) throw notFound(notFoundText);
+      setEtag(reply, row);
       return toLead(row);
     },
   );
@@ -149,19 +157,26 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
         summary: 'Update some fields of a lead',
         tags,
         params: IdParams,
+        headers: IfMatchHeaders,
         body: schemas.UpdateLead,
-        response: { 200: schemas.Lead, ...errorResponses(400, 403, 404, 413, 415) },
+        response: { 200: schemas.Lead, ...errorResponses(400, 403, 404, 412, 413, 415) },
       },
       config: { scope: 'leads:write', notFoundText },
     },
-    async (request) => {
+    async (request, reply) => {
       const changes = leadChanges(request.body);
       if (Object.keys(changes).length === 0) {
         throw validationFailed([], messages.emptyUpdate);
       }
       try {
-        const row = await leads.update(principalOf(request).tenantId, request.params.id, changes);
+        const row = await leads.update(
+          principalOf(request).tenantId,
+          request.params.id,
+          changes,
+          expectedVersions(request),
+        );
         if (!row) throw notFound(notFoundText);
+        setEtag(reply, row);
         return toLead(row);
       } catch (error) {
         // The database checks "an e-mail or a phone" on the row as updated, in the same statement.
@@ -184,12 +199,14 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
         summary: 'Delete a lead',
         tags,
         params: IdParams,
-        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+        headers: IfMatchHeaders,
+        response: { 200: SuccessBody, ...errorResponses(403, 404, 412) },
       },
       config: { scope: 'leads:write', notFoundText },
     },
     async (request) => {
-      if (!(await leads.delete(principalOf(request).tenantId, request.params.id))) throw notFound(notFoundText);
+      const deleted = await leads.delete(principalOf(request).tenantId, request.params.id, expectedVersions(request));
+      if (!deleted) throw notFound(notFoundText);
       return { success: true as const };
     },
   );
