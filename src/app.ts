@@ -15,6 +15,7 @@ import { rejectMalformedIds } from './http/id-param.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
 import { buildValidatorCompiler } from './http/validation.js';
+import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
 
 export const EXTERNAL_PREFIX = '/api/external/v1';
@@ -54,6 +55,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     async (external) => {
       requireBearerToken(external, authenticator);
       rejectMalformedIds(external);
+      honourIdempotencyKeys(external, database.db);
       await external.register(leadRoutes, { db: database.db, config, cursors });
       await external.register(customerRoutes, { db: database.db, cursors });
     },

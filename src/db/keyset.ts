@@ -48,10 +48,20 @@ export function fitsSortKey(position: CursorPosition, key: SortKey<unknown>): bo
   const { value } = position;
   switch (key.type) {
     case 'integer':
-      return Number.isSafeInteger(value);
+      return Number.isInteger(value) && (value as number) >= INT4_MIN && (value as number) <= INT4_MAX;
     case 'text':
       return typeof value === 'string' && !value.includes('\u0000');
     case 'timestamptz':
-      return typeof value === 'string' && (value === '-infinity' || !Number.isNaN(Date.parse(value)));
+      return typeof value === 'string' && (value === '-infinity' || isCanonicalTimestamp(value));
   }
+}
+
+const INT4_MIN = -(2 ** 31);
+const INT4_MAX = 2 ** 31 - 1;
+
+/** Exactly what `Date#toISOString` writes for a four-digit year: Date.parse alone also takes `2026-02-30`, which PostgreSQL refuses. */
+function isCanonicalTimestamp(value: string): boolean {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(value)) return false;
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }

@@ -31,10 +31,17 @@ export class CursorCodec {
   decode(cursor: string, binding: string): CursorPosition {
     const [payload, mac, extra] = cursor.split('.');
     if (!payload || !mac || extra !== undefined) throw cursorError();
-    const expected = this.#mac(payload, binding);
-    const given = Buffer.from(mac, 'base64url');
+    // Compared as text, not as decoded bytes: base64url decoding skips stray characters and ignores
+    // the spare bits of the last one, so several spellings decode to the same MAC.
+    const expected = Buffer.from(this.#mac(payload, binding).toString('base64url'));
+    const given = Buffer.from(mac);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw cursorError();
-    const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    } catch {
+      throw cursorError();
+    }
     if (!Array.isArray(decoded) || decoded.length !== 2 || typeof decoded[1] !== 'string') throw cursorError();
     const [value, id] = decoded as [unknown, string];
     if (value !== null && typeof value !== 'string' && typeof value !== 'number') throw cursorError();

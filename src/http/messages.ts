@@ -59,6 +59,14 @@ export const messages = {
     pt: 'Já existe um cliente com este e-mail.',
     en: 'A customer with this e-mail already exists.',
   },
+  idempotencyKeyReused: {
+    pt: 'Esta Idempotency-Key já foi usada com outro corpo de requisição.',
+    en: 'This Idempotency-Key was already used with a different request body.',
+  },
+  idempotencyInProgress: {
+    pt: 'A primeira requisição com esta Idempotency-Key ainda está em andamento. Tente de novo em instantes.',
+    en: 'The first request with this Idempotency-Key is still in progress. Retry shortly.',
+  },
   preconditionFailed: {
     pt: 'O registro foi alterado desde a última leitura (If-Match não confere). Leia-o de novo e repita.',
     en: 'The record has changed since it was read (If-Match does not match). Read it again and retry.',
