@@ -12,6 +12,7 @@ import { CursorCodec } from './http/cursor.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { rejectMalformedIds } from './http/id-param.js';
+import { limitRate, openRateLimitStore } from './http/rate-limit.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
 import { buildValidatorCompiler } from './http/validation.js';
@@ -47,12 +48,15 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   app.addHook('onClose', () => database.close());
 
   const authenticator = new TokenAuthenticator(database.db);
-  const cursors = new CursorCodec(await appSecret(database.db, 'list-cursor-key'));
+  const cursors = new CursorCodec(() => appSecret(database.db, 'list-cursor-key'));
+  const rateLimitStore = await openRateLimitStore(config.redisUrl, logger);
+  if (rateLimitStore) app.addHook('onClose', async () => void rateLimitStore.disconnect());
 
   await app.register(healthRoutes, { database });
 
   await app.register(
     async (external) => {
+      await limitRate(external, { max: config.rateLimit, redis: rateLimitStore, nameSpace: 'funil:rate:external:' });
       requireBearerToken(external, authenticator);
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
@@ -64,6 +68,12 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
 
   await app.register(
     async (admin) => {
+      await limitRate(admin, {
+        max: config.adminRateLimit,
+        redis: rateLimitStore,
+        nameSpace: 'funil:rate:admin:',
+        perAddress: true,
+      });
       requireAdminToken(admin, config.adminToken);
       rejectMalformedIds(admin);
       await admin.register(adminRoutes, { db: database.db, authenticator });

@@ -23,6 +23,12 @@ export interface Config {
   readonly bootstrap: boolean;
   readonly leadStatuses: readonly string[];
   readonly trustProxy: boolean;
+  /** Requests per minute per token on the external API (SPEC §10). */
+  readonly rateLimit: number;
+  /** Requests per minute per client address on the admin API. */
+  readonly adminRateLimit: number;
+  /** Where rate-limit counters live when several instances share them; in memory when absent. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -48,6 +54,9 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrap: boolean(env, 'FUNIL_BOOTSTRAP', nodeEnv !== 'production'),
     leadStatuses: Object.freeze(leadStatuses(env.FUNIL_LEAD_STATUSES)),
     trustProxy: boolean(env, 'FUNIL_TRUST_PROXY', false),
+    rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
+    adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
+    redisUrl: nonEmpty(env.REDIS_URL),
   });
 }
 

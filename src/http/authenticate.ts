@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
 import { bearerOf } from '../auth/token-secret.js';
+import { appendOnRequest } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,13 +26,13 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
     }
-  });
-  app.addHook('onRequest', async (request) => {
-    const { scope, public: isPublic } = request.routeOptions.config;
-    if (isPublic) return;
-    const principal = await authenticator.authenticate(bearerOf(request.headers.authorization), scope);
-    request.principal = principal;
-    request.tenantId = principal.tenantId;
+    if (config.public) return;
+    const scope = config.scope;
+    appendOnRequest(route, async (request) => {
+      const principal = await authenticator.authenticate(bearerOf(request.headers.authorization), scope);
+      request.principal = principal;
+      request.tenantId = principal.tenantId;
+    });
   });
 }
 

@@ -21,19 +21,22 @@ const invalidCursor: Text = {
  * query or by another tenant is refused with a 400 rather than silently paging something else.
  */
 export class CursorCodec {
-  constructor(private readonly key: Buffer) {}
+  #key: Promise<Buffer> | undefined;
 
-  encode(position: CursorPosition, binding: string): string {
+  /** `loadKey` runs at the first use rather than at start (and again after a failure). */
+  constructor(private readonly loadKey: () => Promise<Buffer>) {}
+
+  async encode(position: CursorPosition, binding: string): Promise<string> {
     const payload = Buffer.from(JSON.stringify([position.value, position.id])).toString('base64url');
-    return `${payload}.${this.#mac(payload, binding).toString('base64url')}`;
+    return `${payload}.${await this.#mac(payload, binding)}`;
   }
 
-  decode(cursor: string, binding: string): CursorPosition {
+  async decode(cursor: string, binding: string): Promise<CursorPosition> {
     const [payload, mac, extra] = cursor.split('.');
     if (!payload || !mac || extra !== undefined) throw cursorError();
     // Compared as text, not as decoded bytes: base64url decoding skips stray characters and ignores
     // the spare bits of the last one, so several spellings decode to the same MAC.
-    const expected = Buffer.from(this.#mac(payload, binding).toString('base64url'));
+    const expected = Buffer.from(await this.#mac(payload, binding));
     const given = Buffer.from(mac);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw cursorError();
     let decoded: unknown;
@@ -48,8 +51,14 @@ export class CursorCodec {
     return { value, id };
   }
 
-  #mac(payload: string, binding: string): Buffer {
-    return createHmac('sha256', this.key).update(binding).update('\n').update(payload).digest().subarray(0, MAC_BYTES);
+  async #mac(payload: string, binding: string): Promise<string> {
+    this.#key ??= this.loadKey().catch((error: unknown) => {
+      this.#key = undefined;
+      throw error;
+    });
+    const key = await this.#key;
+    const mac = createHmac('sha256', key).update(binding).update('\n').update(payload).digest();
+    return mac.subarray(0, MAC_BYTES).toString('base64url');
   }
 }
 

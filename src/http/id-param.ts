@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { isUuid } from '../shared/ids.js';
 import { notFound } from './errors.js';
 import { messages, type Text } from './messages.js';
+import { appendOnRequest } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -15,10 +16,12 @@ declare module 'fastify' {
  * (it cannot name a record), before the body is validated.
  */
 export function rejectMalformedIds(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    const params = request.params as Record<string, unknown> | undefined;
-    if (params && 'id' in params && !isUuid(params.id)) {
-      throw notFound(request.routeOptions.config.notFoundText ?? messages.routeNotFound);
-    }
+  app.addHook('onRoute', (route) => {
+    if (!route.url.includes(':id')) return;
+    const text = (route.config as { notFoundText?: Text } | undefined)?.notFoundText ?? messages.routeNotFound;
+    appendOnRequest(route, async (request) => {
+      const params = request.params as Record<string, unknown>;
+      if (!isUuid(params.id)) throw notFound(text);
+    });
   });
 }

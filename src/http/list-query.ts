@@ -76,7 +76,7 @@ export async function listPage<Row extends { id: string }>(
   list: ListRequest<Row>,
 ): Promise<Row[]> {
   const binding = cursorBinding(list.tenantId, list.sort, list.filters);
-  const after = list.cursor === undefined ? undefined : cursors.decode(list.cursor, binding);
+  const after = list.cursor === undefined ? undefined : await cursors.decode(list.cursor, binding);
   if (after && !fitsSortKey(after, list.key as SortKey<unknown>)) {
     throw validationFailed([{ field: 'cursor', message: fieldMessage('cursor', fieldMessages.invalid()) }]);
   }
@@ -84,6 +84,6 @@ export async function listPage<Row extends { id: string }>(
   if (rows.length <= list.limit) return rows;
   const page = rows.slice(0, list.limit);
   const last = page[page.length - 1] as Row;
-  setNextPage(request, reply, cursors.encode({ value: list.key.valueOf(last), id: last.id }, binding));
+  setNextPage(request, reply, await cursors.encode({ value: list.key.valueOf(last), id: last.id }, binding));
   return page;
 }

@@ -91,7 +91,11 @@ export const messages = {
     pt: 'O servidor está sendo desligado. Tente novamente.',
     en: 'The server is shutting down. Try again.',
   },
-} as const satisfies Record<string, Text>;
+  rateLimited: (seconds: number) => ({
+    pt: `Limite de requisições atingido. Tente novamente em ${seconds} s.`,
+    en: `Rate limit reached. Try again in ${seconds} s.`,
+  }),
+} as const satisfies Record<string, Text | ((...args: never[]) => Text)>;
 
 /** Phrases for one field at fault, completed with the field's name by `fieldMessage`. */
 export const fieldMessages = {

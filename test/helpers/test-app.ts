@@ -20,6 +20,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: 'silent',
     FUNIL_BOOTSTRAP: 'false',
     FUNIL_ADMIN_TOKEN: ADMIN_TOKEN,
+    // Suites send hundreds of requests with one token; the rate-limit suite sets its own limits.
+    FUNIL_RATE_LIMIT: '1000000',
+    FUNIL_ADMIN_RATE_LIMIT: '1000000',
     ...env,
   });
 }

@@ -11,6 +11,8 @@ export type Backend = 'pglite' | 'postgres';
 
 export interface TestDatabase {
   database: Database;
+  /** The connection URL, for PostgreSQL: another pool on the same database acts as another instance. */
+  url?: string;
   /** Closes the database (if still open) and throws it away. */
   destroy(): Promise<void>;
 }
@@ -83,14 +85,11 @@ async function createPostgresDatabase(): Promise<TestDatabase> {
     await ensurePostgresTemplate(client, url, template);
     await client.query(`create database ${name} template ${template}`);
   });
-  const database = await openDatabase({
-    databaseUrl: withDatabase(url, name),
-    dataDir: '',
-    poolSize: 5,
-    logger: silent,
-  });
+  const databaseUrl = withDatabase(url, name);
+  const database = await openDatabase({ databaseUrl, dataDir: '', poolSize: 5, logger: silent });
   return {
     database,
+    url: databaseUrl,
     async destroy() {
       await database.close();
       await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
