@@ -8,11 +8,17 @@ import { customerRoutes } from './customers/customer.routes.js';
 import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { requireBearerToken } from './http/authenticate.js';
+import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { installDraining } from './http/drain.js';
+import { installErrorHandling, renderFrameworkError } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { rejectMalformedIds } from './http/id-param.js';
+import { shedLoad } from './http/load-shedding.js';
+import { metrics } from './http/metrics.js';
+import { describeApi, serveDocsPage } from './http/openapi.js';
 import { limitRate, openRateLimitStore } from './http/rate-limit.js';
+import { limitRequestTime } from './http/request-deadline.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
 import { buildValidatorCompiler } from './http/validation.js';
@@ -22,6 +28,19 @@ import { leadRoutes } from './leads/lead.routes.js';
 export const EXTERNAL_PREFIX = '/api/external/v1';
 export const ADMIN_PREFIX = '/api/admin/v1';
 const ONE_MIB = 1024 * 1024;
+/** Longer than the 60 s idle timeout of common load balancers, so that they, not we, close idle connections. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** A client gets this long to send its headers, and this long to send a whole request (1 MiB at most). */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+const EXTERNAL_API_DESCRIPTION = [
+  'Leads and customers of one tenant, for the programs that keep them. JSON in and out; every call carries',
+  '`Authorization: Bearer <token>`, and the token names its tenant and its scopes.',
+  '',
+  'Errors always have the shape `{success: false, error, code, details?}`; `error` is pt-BR unless',
+  '`Accept-Language: en`. Every answer carries `X-Request-Id` and the `RateLimit-*` headers.',
+].join('\n');
 
 export interface AppDependencies {
   config: Config;
@@ -40,7 +59,14 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     requestIdHeader: false,
     bodyLimit: ONE_MIB,
     trustProxy: config.trustProxy,
+    // Fastify's own 503 while closing lacks the SPEC §2 body: installDraining answers instead.
+    return503OnClosing: false,
+    // An undecodable path or an over-long id: rendered in the SPEC §2 shape too.
+    frameworkErrors: renderFrameworkError,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
   });
+  app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   app.setValidatorCompiler(buildValidatorCompiler());
   installErrorHandling(app);
   installRequestHooks(app);
@@ -51,6 +77,33 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   const cursors = new CursorCodec(() => appSecret(database.db, 'list-cursor-key'));
   const rateLimitStore = await openRateLimitStore(config.redisUrl, logger);
   if (rateLimitStore) app.addHook('onClose', async () => void rateLimitStore.disconnect());
+  // Before every scope: their requests are then counted, and their preflights answered ahead of auth.
+  await app.register(metrics, { database, token: config.metricsToken });
+  await allowCrossOrigin(app, { origins: config.corsOrigins, pathPrefix: EXTERNAL_PREFIX });
+  // Ahead of every route's own hooks: a request refused while shutting down or overloaded costs little.
+  installDraining(app);
+  limitRequestTime(app, config.requestTimeoutMs);
+  await shedLoad(app, config);
+
+  await describeApi(app, {
+    decorator: 'swagger',
+    prefix: EXTERNAL_PREFIX,
+    title: 'Funil external API',
+    description: EXTERNAL_API_DESCRIPTION,
+    security: { name: 'tenantToken', description: 'A tenant token (`fnl_…`), with the scope each operation names.' },
+  });
+  await describeApi(app, {
+    decorator: 'adminSwagger',
+    prefix: ADMIN_PREFIX,
+    title: 'Funil admin API',
+    description: 'Tenants and their tokens, for operators. Enabled when FUNIL_ADMIN_TOKEN is set (SPEC §9).',
+    security: { name: 'adminToken', description: 'The value of FUNIL_ADMIN_TOKEN.' },
+  });
+  await serveDocsPage(app);
+  app.get(`${EXTERNAL_PREFIX}/openapi.json`, { schema: { hide: true } }, () => app.swagger());
+  app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, () =>
+    (app as unknown as { adminSwagger(): unknown }).adminSwagger(),
+  );
 
   await app.register(healthRoutes, { database });
 

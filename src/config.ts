@@ -19,6 +19,16 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly databasePoolSize: number;
+  /** How long a query may wait for a database connection (a free pool slot, or a new connection). */
+  readonly databaseConnectTimeoutMs: number;
+  /** PostgreSQL's `statement_timeout` for every statement Funil sends. */
+  readonly databaseStatementTimeoutMs: number;
+  /** A request still unanswered after this long gets 503 `service_unavailable` (SPEC §2: within 5 s). */
+  readonly requestTimeoutMs: number;
+  /** Shed requests with 503 while the event loop lags by more than this on average; 0 turns it off. */
+  readonly maxEventLoopDelayMs: number;
+  /** Shed requests with 503 while the V8 heap in use exceeds this; undefined: 90 % of the heap limit; 0: off. */
+  readonly maxHeapUsedMb: number | undefined;
   readonly adminToken: string | undefined;
   readonly bootstrap: boolean;
   readonly leadStatuses: readonly string[];
@@ -29,7 +39,21 @@ export interface Config {
   readonly adminRateLimit: number;
   /** Where rate-limit counters live when several instances share them; in memory when absent. */
   readonly redisUrl: string | undefined;
+  /** When set, `GET /metrics` answers only to `Authorization: Bearer <this>`. */
+  readonly metricsToken: string | undefined;
+  /** Browser origins allowed to call the external API (CORS); `['*']` for any; empty: no CORS at all. */
+  readonly corsOrigins: readonly string[];
 }
+
+/**
+ * SPEC §2 wants every answer, a 503 during a database outage included, within 5 s. The request
+ * deadline (4 s, FUNIL_REQUEST_TIMEOUT_MS) guarantees it, with a margin for the answer's way out;
+ * below it, a query waits at most 2 s for a connection and PostgreSQL cancels a statement after
+ * 3 s, so that work whose answer is already lost does not go on in the database.
+ */
+export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 2_000;
+export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 3_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 4_000;
 
 export class ConfigError extends Error {}
 
@@ -50,6 +74,17 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     dataDir: resolve(nonEmpty(env.FUNIL_DATA_DIR) ?? './data'),
     databasePoolSize: integer(env, 'FUNIL_DB_POOL_SIZE', 10, 1, 200),
+    databaseConnectTimeoutMs: integer(env, 'FUNIL_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 60_000),
+    databaseStatementTimeoutMs: integer(
+      env,
+      'FUNIL_DB_STATEMENT_TIMEOUT_MS',
+      DEFAULT_DB_STATEMENT_TIMEOUT_MS,
+      100,
+      3_600_000,
+    ),
+    requestTimeoutMs: integer(env, 'FUNIL_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 100, 3_600_000),
+    maxEventLoopDelayMs: integer(env, 'FUNIL_MAX_EVENT_LOOP_DELAY_MS', 500, 0, 60_000),
+    maxHeapUsedMb: optionalInteger(env, 'FUNIL_MAX_HEAP_USED_MB', 0, 1_000_000),
     adminToken,
     bootstrap: boolean(env, 'FUNIL_BOOTSTRAP', nodeEnv !== 'production'),
     leadStatuses: Object.freeze(leadStatuses(env.FUNIL_LEAD_STATUSES)),
@@ -57,6 +92,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
     redisUrl: nonEmpty(env.REDIS_URL),
+    metricsToken: metricsToken(env.FUNIL_METRICS_TOKEN, adminToken),
+    corsOrigins: Object.freeze(corsOrigins(env.FUNIL_CORS_ORIGINS)),
   });
 }
 
@@ -75,12 +112,57 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+function optionalInteger(env: Env, name: string, min: number, max: number): number | undefined {
+  return nonEmpty(env[name]) === undefined ? undefined : integer(env, name, min, min, max);
+}
+
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = nonEmpty(env[name])?.toLowerCase();
   if (raw === undefined) return fallback;
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
   if (['false', '0', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** Printable ASCII without spaces, so that it fits `Authorization: Bearer <token>`. */
+const TOKEN_PATTERN = /^[\x21-\x7e]{32,}$/;
+
+function metricsToken(raw: string | undefined, adminToken: string | undefined): string | undefined {
+  const token = nonEmpty(raw);
+  if (token === undefined) return undefined;
+  if (!TOKEN_PATTERN.test(token)) {
+    throw new ConfigError('FUNIL_METRICS_TOKEN must be at least 32 printable characters, without spaces');
+  }
+  // The scraper's configuration is not a place for the key to the admin API.
+  if (token === adminToken) throw new ConfigError('FUNIL_METRICS_TOKEN must differ from FUNIL_ADMIN_TOKEN');
+  return token;
+}
+
+/** Exact origins as browsers send them (`https://www.example.com`), or `*` alone. */
+function corsOrigins(raw: string | undefined): string[] {
+  const value = nonEmpty(raw);
+  if (value === undefined) return [];
+  const origins = [...new Set(value.split(',').map((s) => s.trim()))].filter(Boolean);
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('FUNIL_CORS_ORIGINS: * allows every origin and must stand alone');
+    return origins;
+  }
+  const bad = origins.find((origin) => !isExactOrigin(origin));
+  if (origins.length === 0 || bad !== undefined) {
+    throw new ConfigError(
+      `FUNIL_CORS_ORIGINS must be a comma list of origins such as https://www.example.com (scheme, lower-case host, optional port; no path or trailing slash), got "${bad ?? value}"`,
+    );
+  }
+  return origins;
+}
+
+function isExactOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === origin;
+  } catch {
+    return false;
+  }
 }
 
 const STATUS_PATTERN = /^[a-z0-9_-]{1,50}$/;

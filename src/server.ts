@@ -7,6 +7,12 @@ import { openDatabase } from './db/database.js';
 import { createLogger } from './logger.js';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
+/**
+ * Requests in flight end within FUNIL_REQUEST_TIMEOUT_MS; a connection still open this long after
+ * the signal (a client trickling its headers or body) is cut, so that the database can still be
+ * closed and the process exit 0 within SPEC §12's 10 s.
+ */
+const FORCE_CLOSE_CONNECTIONS_MS = 7_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -15,6 +21,8 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
     logger,
   });
   let app: FastifyInstance;
@@ -61,13 +69,21 @@ function handleSignals(app: FastifyInstance): void {
       process.exit(1);
     }
     closing = true;
+    const started = performance.now();
     app.log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      app.log.warn('closing the connections still open');
+      app.server.closeAllConnections();
+    }, FORCE_CLOSE_CONNECTIONS_MS).unref();
     setTimeout(() => {
       app.log.error('shutdown took too long: exiting');
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        app.log.info({ durationMs: Math.round(performance.now() - started) }, 'shut down');
+        process.exit(0);
+      },
       (error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
         process.exit(1);

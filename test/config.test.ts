@@ -84,6 +84,85 @@ describe('loadConfig', () => {
       assert.throws(() => loadConfig({ FUNIL_LEAD_STATUSES: value }), errorNaming('FUNIL_LEAD_STATUSES'), value);
     }
   });
+
+  it('leaves /metrics open and CORS off by default (SPEC §12)', () => {
+    const config = loadConfig({});
+    assert.equal(config.metricsToken, undefined);
+    assert.deepEqual(config.corsOrigins, []);
+    assert.ok(Object.isFrozen(config.corsOrigins));
+  });
+
+  it('reads FUNIL_METRICS_TOKEN: 32 or more printable characters, other than the admin token', () => {
+    const token = 'm'.repeat(40);
+    assert.equal(loadConfig({ FUNIL_METRICS_TOKEN: ` ${token} ` }).metricsToken, token);
+    assert.equal(loadConfig({ FUNIL_METRICS_TOKEN: '' }).metricsToken, undefined);
+    for (const bad of ['m'.repeat(31), `${'m'.repeat(20)} ${'m'.repeat(20)}`, `${'m'.repeat(32)}é`]) {
+      assert.throws(() => loadConfig({ FUNIL_METRICS_TOKEN: bad }), errorNaming('FUNIL_METRICS_TOKEN'), bad);
+    }
+    assert.throws(
+      () => loadConfig({ FUNIL_METRICS_TOKEN: ADMIN_TOKEN, FUNIL_ADMIN_TOKEN: ADMIN_TOKEN }),
+      errorNaming('FUNIL_METRICS_TOKEN'),
+    );
+  });
+
+  it('reads FUNIL_CORS_ORIGINS as a comma list of exact origins, trimmed, without repeats', () => {
+    assert.deepEqual(
+      loadConfig({ FUNIL_CORS_ORIGINS: ' https://www.example.com, http://localhost:5173 ,https://www.example.com,' })
+        .corsOrigins,
+      ['https://www.example.com', 'http://localhost:5173'],
+    );
+    assert.deepEqual(loadConfig({ FUNIL_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+    assert.deepEqual(loadConfig({ FUNIL_CORS_ORIGINS: ' ' }).corsOrigins, []);
+  });
+
+  it('refuses FUNIL_CORS_ORIGINS entries that a browser would never send as an Origin', () => {
+    for (const value of [
+      'https://www.example.com/',
+      'https://www.example.com/form',
+      'https://WWW.example.com',
+      'www.example.com',
+      'ftp://example.com',
+      'null',
+      'https://example.com:443',
+      '*,https://www.example.com',
+      ',',
+    ]) {
+      assert.throws(() => loadConfig({ FUNIL_CORS_ORIGINS: value }), errorNaming('FUNIL_CORS_ORIGINS'), value);
+    }
+  });
+
+  it("keeps every answer within SPEC §2's 5 s by default: request 4 s, statement 3 s, connection wait 2 s", () => {
+    const config = loadConfig({});
+    assert.equal(config.requestTimeoutMs, 4_000);
+    assert.equal(config.databaseStatementTimeoutMs, 3_000);
+    assert.equal(config.databaseConnectTimeoutMs, 2_000);
+    assert.equal(config.maxEventLoopDelayMs, 500);
+    assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the heap limit');
+  });
+
+  it('reads the timeouts and the load-shedding thresholds, and refuses nonsense naming the variable', () => {
+    const config = loadConfig({
+      FUNIL_REQUEST_TIMEOUT_MS: '2500',
+      FUNIL_DB_STATEMENT_TIMEOUT_MS: '20000',
+      FUNIL_DB_CONNECT_TIMEOUT_MS: '1000',
+      FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+      FUNIL_MAX_HEAP_USED_MB: '512',
+    });
+    assert.equal(config.requestTimeoutMs, 2_500);
+    assert.equal(config.databaseStatementTimeoutMs, 20_000);
+    assert.equal(config.databaseConnectTimeoutMs, 1_000);
+    assert.equal(config.maxEventLoopDelayMs, 0);
+    assert.equal(config.maxHeapUsedMb, 512);
+    for (const [variable, value] of [
+      ['FUNIL_REQUEST_TIMEOUT_MS', '0'],
+      ['FUNIL_DB_STATEMENT_TIMEOUT_MS', '5s'],
+      ['FUNIL_DB_CONNECT_TIMEOUT_MS', '-1'],
+      ['FUNIL_MAX_EVENT_LOOP_DELAY_MS', '1.5'],
+      ['FUNIL_MAX_HEAP_USED_MB', 'lots'],
+    ] as const) {
+      assert.throws(() => loadConfig({ [variable]: value }), errorNaming(variable), value);
+    }
+  });
 });
 
 function errorNaming(variable: string) {

@@ -114,7 +114,7 @@ export class CustomerRepository {
     const { nameFromParts, ...values } = patch;
     const changes: Record<string, unknown> = {
       ...values,
-      updatedAt: sql<Date>`now()`,
+      updatedAt: sql<Date>`clock_timestamp()`,
       version: sql<number>`version + 1`,
     };
     if (nameFromParts) {
@@ -123,7 +123,20 @@ export class CustomerRepository {
       // Both parts cleared leave the name as it was: a name cannot be cleared.
       changes.name = sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})`;
     }
-    let query = this.db.updateTable('customers').set(changes).where('tenantId', '=', tenantId).where('id', '=', id);
+    // Locked before updatedAt is taken: see LeadRepository.update.
+    let query = this.db
+      .with('locked', (db) =>
+        db
+          .selectFrom('customers')
+          .select('id as lockedId')
+          .where('tenantId', '=', tenantId)
+          .where('id', '=', id)
+          .forUpdate(),
+      )
+      .updateTable('customers')
+      .from('locked')
+      .set(changes)
+      .whereRef('customers.id', '=', 'locked.lockedId');
     if (expected?.length) query = query.where('version', 'in', expected);
     return this.#mapEmailConflict(tenantId, values.email, () =>
       conditionalWrite(

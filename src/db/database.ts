@@ -1,9 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely';
+import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from '../config.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import type { Tables } from './tables.js';
 
@@ -16,7 +17,19 @@ export interface Database {
   readonly backend: 'pglite' | 'postgres';
   /** Resolves when the database answers a trivial query within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<boolean>;
+  /** The connection pool right now, for metrics (PGlite: a pool of one). */
+  stats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections the pool may open. */
+  readonly max: number;
+  /** Connections open, busy or idle. */
+  readonly total: number;
+  readonly idle: number;
+  /** Queries waiting for a connection. */
+  readonly waiting: number;
 }
 
 export interface DatabaseOptions {
@@ -24,33 +37,82 @@ export interface DatabaseOptions {
   dataDir: string;
   poolSize: number;
   logger: Logger;
+  /** How long a query may wait for a connection: a free pool slot, or a new connection. */
+  connectTimeoutMs?: number;
+  /** PostgreSQL's `statement_timeout` (not applied to PGlite, which has no timers). */
+  statementTimeoutMs?: number;
 }
 
 /** Opens PostgreSQL when a URL is given, else the embedded PGlite in `dataDir`; one Kysely dialect for both. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS;
   return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize, options.logger)
-    : openPglite(options.dataDir, options.logger);
+    ? openPostgres(options.databaseUrl, {
+        poolSize: options.poolSize,
+        connectTimeoutMs,
+        statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_DB_STATEMENT_TIMEOUT_MS,
+        logger: options.logger,
+      })
+    : openPglite(options.dataDir, connectTimeoutMs, options.logger);
 }
 
-function openPostgres(connectionString: string, poolSize: number, logger: Logger): Database {
+interface PostgresOptions {
+  poolSize: number;
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  logger: Logger;
+}
+
+/** Idle connections are closed after this; the pool opens new ones on demand (and after an outage). */
+const IDLE_TIMEOUT_MS = 30_000;
+/** A session left idle inside a transaction (a stalled process) is ended by PostgreSQL and frees its locks. */
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+/** TCP keep-alive probes find connections that died without a word (a network partition, a lost host). */
+const TCP_KEEPALIVE_DELAY_MS = 10_000;
+const POOL_END_TIMEOUT_MS = 2_000;
+
+function openPostgres(connectionString: string, options: PostgresOptions): Database {
+  const { logger } = options;
   const pool = new pg.Pool({
     connectionString,
-    max: poolSize,
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-    statement_timeout: 15_000,
+    max: options.poolSize,
+    // Covers both the wait for a free slot and the connection itself: during an outage or a
+    // saturated pool, a request fails fast with 503 instead of queueing without bound.
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    statement_timeout: options.statementTimeoutMs,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: TCP_KEEPALIVE_DELAY_MS,
     application_name: 'funil',
   });
   // An idle client that loses its connection emits 'error' on the pool; unhandled, it would kill the process.
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection lost'));
+  // A client checked out of the pool has no 'error' listener of pg-pool's: when PostgreSQL goes away
+  // mid-query the client emits 'error', and without this listener the process would crash.
   pool.on('connect', (client) => {
     client.on('error', (error) => logger.warn({ err: error }, 'database connection lost'));
   });
-  return fromPool(pool, 'postgres', async () => {});
+  const database = fromPool(pool, 'postgres', async () => {});
+  return {
+    ...database,
+    // Ending the pool waits for every connection in use: one stuck on a server that stopped
+    // answering would hold the shutdown past SPEC §12's 10 s. The process is exiting anyway.
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        const giveUp = setTimeout(() => {
+          logger.warn('database connections still busy at shutdown: leaving them');
+          resolve();
+        }, POOL_END_TIMEOUT_MS);
+        database
+          .close()
+          .then(resolve, reject)
+          .finally(() => clearTimeout(giveUp));
+      }),
+  };
 }
 
-async function openPglite(dataDir: string, logger: Logger): Promise<Database> {
+async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Logger): Promise<Database> {
   const lock = await acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
@@ -60,10 +122,11 @@ async function openPglite(dataDir: string, logger: Logger): Promise<Database> {
     throw error;
   }
   // PGlite is one single-threaded backend: one connection is all there is.
-  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
+  // Requests queue for it; one that waits too long gets a 503 rather than running after its answer.
+  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, connectionTimeoutMillis: connectTimeoutMs });
   pool.on('error', (error) => logger.warn({ err: error }, 'embedded database connection error'));
   let vacuum: NodeJS.Timeout | undefined;
-  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum));
+  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum), yieldingPool(pool));
   // PGlite runs no autovacuum: without this, dead rows pile up and plans go stale.
   vacuum = setInterval(() => {
     sql`vacuum analyze`.execute(database.db).catch((error) => logger.warn({ err: error }, 'vacuum failed'));
@@ -81,9 +144,31 @@ async function closePglite(pglite: PGlite, lock: DataDirLock, vacuum: NodeJS.Tim
   }
 }
 
-function fromPool(pool: pg.Pool, backend: Database['backend'], close: () => Promise<void>): Database {
+/**
+ * PGlite runs each query synchronously on this thread, and pg-pool hands its one connection to the
+ * next waiting query within the same tick: a backlog of queries would run back to back without the
+ * event loop ever turning (no `/health`, no timers, no timeouts, no signals) for seconds. One yield
+ * after each checkout lets the loop turn between queries.
+ */
+function yieldingPool(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return client;
+    },
+    end: () => pool.end(),
+  };
+}
+
+function fromPool(
+  pool: pg.Pool,
+  backend: Database['backend'],
+  close: () => Promise<void>,
+  queryPool: PostgresPool = pool,
+): Database {
   const db = new Kysely<Tables>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: queryPool }),
     plugins: [new CamelCasePlugin()],
   });
   let closing: Promise<void> | undefined;
@@ -104,6 +189,9 @@ function fromPool(pool: pg.Pool, backend: Database['backend'], close: () => Prom
       } finally {
         clearTimeout(timer);
       }
+    },
+    stats() {
+      return { max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
     },
     close() {
       // Kysely's destroy ends the pool; what the backend holds besides is closed after it.

@@ -32,7 +32,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const code = String(e?.code);
   if (UNAVAILABLE.has(code) || NETWORK_ERRORS.has(code)) return true;
   const message = String(e?.message ?? '');
-  return /timeout exceeded when trying to connect|Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+  // pg-pool and pg say so only in words; the last two are a pool ended by a shutdown under way.
+  return /timeout exceeded when trying to connect|Connection terminated|connection timeout|Client has encountered a connection error|Cannot use a pool after calling end|driver has already been destroyed/i.test(
     message,
   );
 }

@@ -20,11 +20,15 @@ const STARTUP_LOCK_KEY = 0x66756e69;
  */
 export async function withStartupLock<T>(db: Db, work: (conn: Db) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
+    // Waiting for another instance's migrations, and migrating a large table, may both take far
+    // longer than the statement timeout meant for requests: this one session has none.
+    await sql`set statement_timeout = 0`.execute(conn);
     await sql`select pg_advisory_lock(${STARTUP_LOCK_KEY})`.execute(conn);
     try {
       return await work(conn);
     } finally {
       await sql`select pg_advisory_unlock(${STARTUP_LOCK_KEY})`.execute(conn);
+      await sql`reset statement_timeout`.execute(conn);
     }
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
 import { PreconditionFailedError } from '../db/precondition.js';
-import { ApiError, validationFailed } from './errors.js';
+import { ApiError, serviceUnavailable, validationFailed } from './errors.js';
 import { fieldMessage, fieldMessages, languageOf, messages, type Text } from './messages.js';
 import { toFieldIssues } from './validation.js';
 
@@ -16,14 +16,28 @@ declare module 'fastify' {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, request);
-    if (apiError.statusCode >= 500) {
+    if (apiError.code === 'internal_error') {
       request.log.error({ err: error }, 'request failed');
+    } else if (apiError.statusCode >= 500 && apiError !== error) {
+      // A database outage or a timeout: worth a line. A 503 thrown on purpose (load shedding, shutdown)
+      // is not, as its request line says it all and a burst of them must not flood the log.
+      request.log.warn({ err: error }, 'request failed: service unavailable');
     }
     return sendApiError(apiError, request, reply);
   });
   app.setNotFoundHandler((request, reply) =>
     sendApiError(new ApiError(404, 'not_found', messages.routeNotFound), request, reply),
   );
+}
+
+/**
+ * What Fastify's router refuses before any route or hook runs: a path that does not decode
+ * (`/leads/%zz`) or a path parameter over the length limit. Neither names anything that exists, so
+ * both are the 404 of an id that is not a UUID (SPEC §2), in the one error shape, not Fastify's own.
+ */
+export function renderFrameworkError(_error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  return sendApiError(new ApiError(404, 'not_found', messages.routeNotFound), request, reply);
 }
 
 export function sendApiError(error: ApiError, request: FastifyRequest, reply: FastifyReply) {
@@ -64,6 +78,9 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return validationFailed([], messages.malformedJson);
+    // FUNIL_REQUEST_TIMEOUT_MS ran out (a database that stopped answering, mostly): SPEC §2's 503.
+    case 'FUNIL_REQUEST_DEADLINE':
+      return serviceUnavailable();
   }
   if (error instanceof PreconditionFailedError) {
     return new ApiError(412, 'precondition_failed', messages.preconditionFailed);

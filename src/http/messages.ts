@@ -50,6 +50,7 @@ export const messages = {
     en: 'The admin API is disabled: set FUNIL_ADMIN_TOKEN.',
   },
   adminTokenInvalid: { pt: 'Token de administração inválido.', en: 'Invalid admin token.' },
+  metricsTokenInvalid: { pt: 'Token de métricas inválido.', en: 'Invalid metrics token.' },
   leadNotFound: { pt: 'Lead não encontrado.', en: 'Lead not found.' },
   customerNotFound: { pt: 'Cliente não encontrado.', en: 'Customer not found.' },
   tenantNotFound: { pt: 'Conta não encontrada.', en: 'Tenant not found.' },
@@ -86,6 +87,10 @@ export const messages = {
   serviceUnavailable: {
     pt: 'Serviço temporariamente indisponível. Tente novamente em instantes.',
     en: 'Service temporarily unavailable. Try again shortly.',
+  },
+  overloaded: {
+    pt: 'O servidor está sobrecarregado. Tente novamente em instantes.',
+    en: 'The server is overloaded. Try again shortly.',
   },
   shuttingDown: {
     pt: 'O servidor está sendo desligado. Tente novamente.',

@@ -45,12 +45,28 @@ export const ErrorBody = Type.Object(
     existingId: Type.Optional(Type.String({ format: 'uuid' })),
     requestId: Type.Optional(Type.String()),
   },
-  { additionalProperties: false, $id: 'ErrorBody' },
+  { additionalProperties: false },
 );
 
 export const SuccessBody = Type.Object({ success: Type.Literal(true) }, { additionalProperties: false });
 
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: '`validation_failed`: a field, parameter or body is invalid; `details` names the fields.',
+  403: '`forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive.',
+  404: '`not_found`: no such record in your tenant.',
+  409: '`conflict`: the e-mail is taken (`existingId` names the holder), or the same Idempotency-Key is still running.',
+  412: '`precondition_failed`: If-Match does not match the current ETag; nothing changed.',
+  413: '`payload_too_large`: the body is over 1 MiB.',
+  415: '`unsupported_media_type`: the body is not JSON.',
+  422: '`idempotency_key_reused`: the Idempotency-Key was used with another body.',
+  429: '`rate_limited`: too many requests; wait Retry-After seconds.',
+  500: '`internal_error`: unexpected; quote `requestId`.',
+  503: '`service_unavailable`: the database is away or the server is shutting down; retry after Retry-After.',
+};
+
 /** The documented error answers of a route, each in the SPEC §2 shape. */
 export function errorResponses<const S extends readonly number[]>(...statuses: S) {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorBody])) as { [K in S[number]]: typeof ErrorBody };
+  return Object.fromEntries(
+    statuses.map((status) => [status, { ...ErrorBody, description: ERROR_DESCRIPTIONS[status] ?? 'Error.' }]),
+  ) as unknown as { [K in S[number]]: typeof ErrorBody };
 }

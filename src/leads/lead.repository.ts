@@ -112,11 +112,21 @@ export class LeadRepository {
     patch: Partial<LeadValues>,
     expected?: ExpectedVersions,
   ): Promise<LeadRow | undefined> {
+    // The row is locked before updatedAt is taken, so a write that waited for another one gets a
+    // later time than it (SPEC §6: a walker by updatedAt does not pass it by).
     let query = this.db
+      .with('locked', (db) =>
+        db
+          .selectFrom('leads')
+          .select('id as lockedId')
+          .where('tenantId', '=', tenantId)
+          .where('id', '=', id)
+          .forUpdate(),
+      )
       .updateTable('leads')
-      .set({ ...patch, updatedAt: sql<Date>`now()`, version: sql<number>`version + 1` })
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id);
+      .from('locked')
+      .set({ ...patch, updatedAt: sql<Date>`clock_timestamp()`, version: sql<number>`version + 1` })
+      .whereRef('leads.id', '=', 'locked.lockedId');
     if (expected?.length) query = query.where('version', 'in', expected);
     return conditionalWrite(
       expected,

@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/database.js';
+import { ContractChecker } from './contract.js';
 import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from './test-database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -23,6 +24,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Suites send hundreds of requests with one token; the rate-limit suite sets its own limits.
     FUNIL_RATE_LIMIT: '1000000',
     FUNIL_ADMIN_RATE_LIMIT: '1000000',
+    // Route suites share two busy cores with other suites: a lagging event loop must not shed their
+    // requests. Load shedding has tests of its own.
+    FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
     ...env,
   });
 }
@@ -52,6 +56,7 @@ export interface RequestOptions {
 export class TestContext {
   #app?: FastifyInstance;
   #testDatabase?: TestDatabase;
+  #contract?: ContractChecker;
 
   constructor(
     readonly backend: Backend,
@@ -103,10 +108,13 @@ export class TestContext {
       inject.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     }
     const response = await this.app.inject(inject);
+    const contentType = String(response.headers['content-type'] ?? '');
     let body: unknown = response.body;
-    if (String(response.headers['content-type'] ?? '').startsWith('application/json')) {
+    if (contentType.startsWith('application/json')) {
       body = response.json();
     }
+    this.#contract ??= await ContractChecker.load(this.app);
+    this.#contract.check(String(method), url, response.statusCode, contentType, body);
     return { status: response.statusCode, headers: response.headers, body };
   }
 }

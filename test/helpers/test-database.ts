@@ -54,7 +54,7 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
 }
 
 /** Creating a PGlite database takes seconds; copying a migrated one takes a fraction of that. */
-async function pgliteTemplate(): Promise<string> {
+export async function pgliteTemplate(): Promise<string> {
   const template = join(CACHE_DIR, `pglite-template-${await schemaFingerprint()}`);
   try {
     await readdir(template);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
@@ -36,10 +37,13 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
   });
 
   it('two instances started at once on an empty database both come up, migrate and bootstrap once', async () => {
-    const env = { DATABASE_URL: databaseUrl, FUNIL_ADMIN_TOKEN: ADMIN_TOKEN };
+    // At info level each start says whether it ran migrations.
+    const env = { DATABASE_URL: databaseUrl, FUNIL_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
     servers = await Promise.all([startServer(env), startServer(env)]);
     const tokens = servers.map((server) => printedToken(server.output())).filter(Boolean);
     assert.equal(tokens.length, 1, 'exactly one instance prints the demo token');
+    const migrators = servers.filter((server) => server.output().includes('"msg":"database migrated"'));
+    assert.equal(migrators.length, 1, 'exactly one instance ran the migrations; the other found them done');
 
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
@@ -49,8 +53,16 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
         tenants.rows.map((row) => row.name),
         ['Demo'],
       );
-      const migrations = await client.query('select name from kysely_migration');
-      assert.equal(migrations.rowCount, 1);
+      const migrations = await client.query('select name from kysely_migration order by name');
+      const files = (await readdir(new URL('../../src/db/migrations/', import.meta.url)))
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => file.replace(/\.ts$/, ''))
+        .sort();
+      assert.deepEqual(
+        migrations.rows.map((row) => row.name),
+        files,
+        'every migration applied, each once',
+      );
     } finally {
       await client.end();
     }

@@ -1,0 +1,149 @@
+/**
+ * The statements Funil sends for each benchmark workload, written out by hand for the reference
+ * server: the text is what Kysely compiles from src/leads/lead.repository.ts and
+ * src/customers/customer.repository.ts (bench/throughput/sql-check.ts compares the two at the start of
+ * every run and says so when they drift). Rows come back snake_case; the render functions give
+ * them the API's keys in the API's order, with JSON.stringify doing the rest.
+ */
+
+const LEAD_COLUMNS =
+  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "created_by", "created_at", "updated_at", "version"';
+
+export interface Statement {
+  readonly text: string;
+  /** What each `$n` stands for, in order. */
+  readonly params: readonly Param[];
+}
+
+export type Param =
+  | 'tenantId'
+  | 'id'
+  | 'limit'
+  | 'status'
+  | 'name'
+  | 'email'
+  | 'phone'
+  | 'source'
+  | 'score'
+  | 'lastContact'
+  | 'notes'
+  | 'newId'
+  | 'createdBy';
+
+export const SQL = {
+  listLeads: {
+    text: 'select "id", "name", "email", "status", "score", "last_contact", "source", "created_at", "updated_at" from "leads" where "tenant_id" = $1 order by created_at desc, id desc limit $2',
+    // The limit is the page size plus one, which tells whether a next page exists.
+    params: ['tenantId', 'limit'],
+  },
+  findLead: {
+    text: `select ${LEAD_COLUMNS} from "leads" where "tenant_id" = $1 and "id" = $2`,
+    params: ['tenantId', 'id'],
+  },
+  createLead: {
+    text: `insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "id", "tenant_id", "created_by") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning ${LEAD_COLUMNS}`,
+    params: [
+      'name',
+      'email',
+      'phone',
+      'source',
+      'status',
+      'score',
+      'lastContact',
+      'notes',
+      'newId',
+      'tenantId',
+      'createdBy',
+    ],
+  },
+  updateLeadStatus: {
+    // The row is locked first, so that updated_at is taken after any write it waited for.
+    text: `with "locked" as (select "id" as "locked_id" from "leads" where "tenant_id" = $1 and "id" = $2 for update) update "leads" set "status" = $3, "updated_at" = clock_timestamp(), "version" = version + 1 from "locked" where "leads"."id" = "locked"."locked_id" returning ${LEAD_COLUMNS}`,
+    params: ['tenantId', 'id', 'status'],
+  },
+  findCustomer: {
+    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "created_at", "updated_at", "version" from "customers" where "tenant_id" = $1 and "id" = $2',
+    params: ['tenantId', 'id'],
+  },
+} as const satisfies Record<string, Statement>;
+
+/** The statement's parameters in `$n` order, from named values. */
+export function bind(statement: Statement, values: Partial<Record<Param, unknown>>): unknown[] {
+  return statement.params.map((param) => values[param] ?? null);
+}
+
+/** The statement with each `$n` replaced by the SQL expression given for its parameter (pgbench variables). */
+export function substitute(statement: Statement, expressions: Partial<Record<Param, string>>): string {
+  return statement.text.replace(/\$(\d+)/g, (_, n: string) => {
+    const param = statement.params[Number(n) - 1];
+    const expression = param && expressions[param];
+    if (!expression) throw new Error(`no expression for $${n} (${param}) in ${statement.text}`);
+    return expression;
+  });
+}
+
+export type StatementName = keyof typeof SQL;
+
+/** The page size of the list workload (SPEC §6 default). */
+export const LIST_LIMIT = 100;
+
+export type Row = Record<string, unknown>;
+
+/** Runs one statement; the reference has one for pg and one for PGlite. */
+export type Query = (text: string, params: unknown[]) => Promise<Row[]>;
+
+function iso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+}
+
+export function renderLead(row: Row) {
+  return {
+    _id: row.id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    source: row.source,
+    status: row.status,
+    score: row.score,
+    lastContact: iso(row.last_contact),
+    notes: row.notes,
+    tenant: row.tenant_id,
+    createdBy: row.created_by,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+export function renderLeadListItem(row: Row) {
+  return {
+    _id: row.id,
+    name: row.name,
+    email: row.email,
+    status: row.status,
+    score: row.score,
+    lastContact: iso(row.last_contact),
+    source: row.source,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+export function renderCustomer(row: Row) {
+  return {
+    _id: row.id,
+    id: row.id,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    status: row.status,
+    type: row.type,
+    value: Number(row.value),
+    autoPayment: row.auto_payment,
+    notes: row.notes,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * The thinnest real implementation of the benchmark's workloads: Fastify, the same SQL as Funil
+ * (./queries.ts), and nothing else: no validation, no authentication, no rate limit, no logging,
+ * no response schema (Fastify falls back to JSON.stringify). The Authorization header is ignored
+ * and the tenant is fixed. It is what Funil's rows in bench/results are measured against.
+ *
+ *   REFERENCE_DATABASE_URL=postgres://…  (a pg pool of REFERENCE_POOL_SIZE, default 10: Funil's default)
+ *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, queried directly)
+ *   REFERENCE_TENANT_ID, REFERENCE_TOKEN_ID (the `created_by` of new leads), PORT, HOST
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { v7 } from 'uuid';
+import {
+  bind,
+  LIST_LIMIT,
+  type Query,
+  renderCustomer,
+  renderLead,
+  renderLeadListItem,
+  SQL,
+  type Statement,
+} from './queries.js';
+
+const env = process.env;
+const tenantId = required('REFERENCE_TENANT_ID');
+const tokenId = required('REFERENCE_TOKEN_ID');
+const prefix = '/api/external/v1';
+
+const storage = await openStorage();
+const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+app.addHook('onClose', () => storage.close());
+
+const run = (statement: Statement, values: Parameters<typeof bind>[1]) =>
+  storage.query(statement.text, bind(statement, values));
+
+app.get('/health', async () => ({ status: 'ok' }));
+
+app.get(`${prefix}/leads`, async () => {
+  const rows = await run(SQL.listLeads, { tenantId, limit: LIST_LIMIT + 1 });
+  return rows.slice(0, LIST_LIMIT).map(renderLeadListItem);
+});
+
+app.get<{ Params: { id: string } }>(`${prefix}/leads/:id`, async (request, reply) => {
+  const [row] = await run(SQL.findLead, { tenantId, id: request.params.id });
+  return row ? renderLead(row) : reply.code(404).send({ success: false });
+});
+
+app.post<{ Body: Record<string, unknown> }>(`${prefix}/leads`, async (request, reply) => {
+  const body = request.body;
+  const [row] = await run(SQL.createLead, {
+    name: body.name,
+    email: body.email,
+    phone: body.phone,
+    source: body.source,
+    status: body.status ?? 'new',
+    score: body.score ?? 0,
+    lastContact: body.lastContact,
+    notes: body.notes,
+    newId: v7(),
+    tenantId,
+    createdBy: tokenId,
+  });
+  return reply.code(201).send(renderLead(row as Record<string, unknown>));
+});
+
+app.put<{ Params: { id: string }; Body: { status: string } }>(`${prefix}/leads/:id/status`, async (request, reply) => {
+  const [row] = await run(SQL.updateLeadStatus, { tenantId, id: request.params.id, status: request.body.status });
+  return row ? renderLead(row) : reply.code(404).send({ success: false });
+});
+
+app.get<{ Params: { id: string } }>(`${prefix}/customers/:id`, async (request, reply) => {
+  const [row] = await run(SQL.findCustomer, { tenantId, id: request.params.id });
+  return row ? renderCustomer(row) : reply.code(404).send({ success: false });
+});
+
+await app.listen({ host: env.HOST ?? '127.0.0.1', port: Number(env.PORT ?? 3100) });
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}
+
+async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> {
+  const url = env.REFERENCE_DATABASE_URL;
+  if (url) {
+    const pool = new pg.Pool({ connectionString: url, max: Number(env.REFERENCE_POOL_SIZE ?? 10) });
+    return {
+      query: async (text, params) => (await pool.query(text, params)).rows,
+      close: () => pool.end(),
+    };
+  }
+  const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), { extensions: { pg_trgm } });
+  return {
+    query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,
+    close: () => pglite.close(),
+  };
+}
+
+function required(name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+}

@@ -1,0 +1,428 @@
+/**
+ * `npm run bench`: Funil's production build against the thinnest server doing the same SQL, and
+ * against the HTTP and database ceilings, on the same data and the same request streams.
+ * See bench/README.md for what is measured and how to read it.
+ *
+ *   npm run bench                     10 s per workload after a 3 s warm-up, 2 rounds
+ *   npm run bench -- --quick          3 s after a 1 s warm-up
+ *   options: --duration S --warmup S --connections N --rounds N --targets a,b --workloads W1,W2 --no-profile
+ *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
+ *   it the PostgreSQL targets are skipped, and said so.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os, { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { benchPostgresUrl } from './bench-database.js';
+import { type DatabaseCopy, type Fixture, prepareFixture } from './throughput/fixture.js';
+import { LoadGenerator, type MeasuredTarget, measureWorkload } from './throughput/measure.js';
+import { findPgbench, runPgbench } from './throughput/pgbench.js';
+import { machine } from './throughput/proc.js';
+import { profileMarkdown, summariseProfile } from './throughput/profile.js';
+import {
+  aggregate,
+  key,
+  markdown,
+  type RoundFigures,
+  type RunInfo,
+  TARGETS,
+  type TargetName,
+} from './throughput/report.js';
+import { freePort, type RunningServer, type ServerSpec, startServer, tail } from './throughput/server-process.js';
+import { compareWithFunil } from './throughput/sql-check.js';
+import { transpileHelpers } from './throughput/transpile.js';
+import { RUN_ORDER, WORKLOAD_IDS, type WorkloadId } from './throughput/workloads.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const POOL_SIZE = 10;
+const LOGGING =
+  'Funil runs at its production default level (`info`: one JSON line per request) with stdout and stderr ' +
+  'redirected to a file in the temporary directory (not a terminal, not /dev/null: the writes are real), ' +
+  'deleted after each run; the reference and the ceilings log nothing.';
+
+const { values: options } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string', default: '32' },
+    rounds: { type: 'string', default: '2' },
+    targets: { type: 'string', default: TARGETS.join(',') },
+    workloads: { type: 'string', default: WORKLOAD_IDS.join(',') },
+    'no-profile': { type: 'boolean', default: false },
+  },
+});
+const settings = {
+  durationSec: Number(options.duration ?? (options.quick ? 3 : 10)),
+  warmupSec: Number(options.warmup ?? (options.quick ? 1 : 3)),
+  connections: Number(options.connections),
+  rounds: Number(options.rounds),
+};
+const selected = options.targets.split(',').map((name) => name.trim()) as TargetName[];
+const unknown = selected.filter((name) => !TARGETS.includes(name));
+if (unknown.length) throw new Error(`unknown target(s) ${unknown.join(', ')}; known: ${TARGETS.join(', ')}`);
+const workloads = RUN_ORDER.filter((id) => options.workloads.split(',').includes(id));
+
+const started = new Date();
+const machineAtStart = machine();
+const skipped: RunInfo['skipped'] = [];
+const figures = new Map<string, RoundFigures[]>();
+const cleanups: (() => Promise<unknown>)[] = [];
+const running = new Set<{ stop(): Promise<unknown> }>();
+let interrupted = false;
+/** Where the reference and the HTTP ceiling, transpiled to plain JavaScript, are. */
+let helpers = '';
+
+process.once('SIGINT', () => {
+  interrupted = true;
+  console.log('\ninterrupted: stopping what runs and cleaning up');
+  void shutdown().finally(() => process.exit(130));
+});
+
+async function shutdown(): Promise<void> {
+  for (const child of running) await child.stop().catch(() => undefined);
+  running.clear();
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  cleanups.length = 0;
+}
+
+function log(message: string): void {
+  console.log(`[${((Date.now() - started.getTime()) / 1000).toFixed(0).padStart(4)} s] ${message}`);
+}
+
+try {
+  await main();
+} finally {
+  await shutdown();
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(ROOT, 'dist', 'server.js'))) throw new Error('dist/server.js is missing: run `npm run build`');
+  log(
+    `machine: ${machineAtStart.cores} cores, load average ${machineAtStart.loadAverage.map((v) => v.toFixed(2)).join(' ')}`,
+  );
+  const sqlCheck = await compareWithFunil();
+  if (sqlCheck.length) log(`WARNING: the reference's SQL differs from Funil's for ${sqlCheck.map((d) => d.statement)}`);
+
+  helpers = await transpileHelpers(ROOT);
+  const postgresUrl = benchPostgresUrl();
+  const pgbench = await findPgbench();
+  const targets = selected.filter((target) => {
+    const reason = skipReason(target, postgresUrl, pgbench);
+    if (reason) skipped.push({ target, reason });
+    return !reason;
+  });
+  for (const skip of skipped) log(`skipped ${skip.target}: ${skip.reason}`);
+
+  const work = await mkdtemp(join(tmpdir(), 'funil-bench-'));
+  cleanups.push(() => rm(work, { recursive: true, force: true }));
+  log('seeding the fixture (PostgreSQL template database and PGlite template directory)');
+  const fixture = await prepareFixture(postgresUrl);
+  cleanups.push(() => fixture.close());
+  const bodiesFile = join(work, 'ceiling-bodies.json');
+  await writeFile(bodiesFile, JSON.stringify(fixture.bodies));
+  const monitor = postgresUrl ? new pg.Client({ connectionString: postgresUrl }) : undefined;
+  if (monitor) {
+    await monitor.connect();
+    cleanups.push(() => monitor.end());
+  }
+  const backendsOf = (copy: DatabaseCopy) => async () => {
+    if (!monitor || !copy.name) return [];
+    const result = await monitor.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [copy.name],
+    );
+    return result.rows.map((row) => row.pid);
+  };
+  log(`fixture ready; targets ${targets.join(', ')}; workloads ${workloads.join(', ')}`);
+
+  for (let round = 1; round <= settings.rounds && !interrupted; round++) {
+    for (const target of targets) {
+      if (interrupted) break;
+      // The HTTP ceiling has no database: an empty copy that stands for none.
+      const copy =
+        target === 'http-ceiling'
+          ? { location: '', discard: async () => {} }
+          : target.endsWith('embedded')
+            ? await fixture.copyPglite()
+            : await fixture.copyPostgres();
+      try {
+        if (target === 'db-ceiling') {
+          for (const workload of workloads) {
+            const measured = await runPgbench({
+              pgbench: (pgbench as { path: string }).path,
+              url: copy.location,
+              workload,
+              clients: POOL_SIZE,
+              threads: Math.max(1, Math.min(POOL_SIZE, machineAtStart.cores)),
+              warmupSec: settings.warmupSec,
+              durationSec: settings.durationSec,
+              tenantId: fixture.tenant.id,
+              tokenId: fixture.tenant.tokenId,
+              databasePids: backendsOf(copy),
+              loadAverage: () => os.loadavg()[0] ?? 0,
+            });
+            record(target, workload, round, measured);
+          }
+        } else {
+          await runHttpTarget(target, round, copy, fixture, bodiesFile, work, backendsOf(copy));
+        }
+      } finally {
+        await copy.discard();
+      }
+    }
+  }
+
+  let profileNote: string | null = null;
+  if (!interrupted && !options['no-profile'] && targets.includes('funil-postgres')) {
+    profileNote = await profile(fixture, work, backendsOf);
+  } else if (!options['no-profile']) {
+    skipped.push({ target: 'profile', reason: 'needs the funil-postgres target (PostgreSQL)' });
+  }
+
+  const rows = aggregate(figures);
+  const finished = new Date();
+  const stall = rows
+    .filter((row) => row.workload === 'W2' && row.healthP99Ms !== null)
+    .map((row) => ({
+      target: row.target,
+      workload: row.workload,
+      healthP50Ms: row.rounds.reduce((sum, r) => sum + (r.health?.p50Ms ?? 0), 0) / row.rounds.length,
+      healthP99Ms: row.healthP99Ms as number,
+      healthMaxMs: row.healthMaxMs as number,
+    }));
+  const info: RunInfo = {
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    durationSec: (finished.getTime() - started.getTime()) / 1000,
+    commit: commit(),
+    machineAtStart,
+    loadAverageAtEnd: os.loadavg() as [number, number, number],
+    settings: {
+      ...settings,
+      poolSize: POOL_SIZE,
+      pgbenchClients: POOL_SIZE,
+      leads: fixture.data.leadIds.length,
+      customers: fixture.data.customerIds.length,
+    },
+    postgresVersion: fixture.postgresVersion ?? null,
+    logging: LOGGING,
+    skipped,
+    sqlCheck,
+    stall,
+    profile: profileNote,
+  };
+  await mkdir(RESULTS, { recursive: true });
+  await writeFile(join(RESULTS, 'latest.json'), `${JSON.stringify(rows, null, 2)}\n`);
+  await writeFile(join(RESULTS, 'latest.run.json'), `${JSON.stringify(info, null, 2)}\n`);
+  const report = markdown(rows, info);
+  await writeFile(join(RESULTS, 'latest.md'), report);
+  console.log(`\n${report}`);
+  log(`wrote ${relative(ROOT, join(RESULTS, 'latest.md'))}, latest.json and latest.run.json`);
+  const failures = rows.filter((row) => row.errors > 0);
+  if (failures.length) {
+    log(`ERRORS in ${failures.map((row) => `${row.target} ${row.workload}`).join(', ')}: the figures are not valid`);
+    process.exitCode = 1;
+  }
+}
+
+function skipReason(
+  target: TargetName,
+  postgresUrl: string | undefined,
+  pgbench: Awaited<ReturnType<typeof findPgbench>>,
+): string | undefined {
+  const needsPostgres = target === 'funil-postgres' || target === 'reference' || target === 'db-ceiling';
+  if (needsPostgres && !postgresUrl) {
+    return 'no PostgreSQL: set FUNIL_BENCH_DATABASE_URL=postgres://user@host:port/db (a server where the user may create databases)';
+  }
+  if (target === 'db-ceiling' && 'missing' in pgbench) return pgbench.missing;
+  return undefined;
+}
+
+function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bodiesFile: string, logFile: string) {
+  const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production' };
+  const storage = target.endsWith('embedded');
+  const spec: ServerSpec = { label: target, args: [], env: base, logFile, cwd: ROOT };
+  switch (target) {
+    case 'funil-postgres':
+    case 'funil-embedded':
+      spec.args = ['dist/server.js'];
+      spec.env = {
+        ...base,
+        ...(storage ? { FUNIL_DATA_DIR: copy.location } : { DATABASE_URL: copy.location }),
+        FUNIL_BOOTSTRAP: 'false',
+        FUNIL_DB_POOL_SIZE: String(POOL_SIZE),
+        // A benchmark measures capacity: no per-token limit, no shedding when the loop lags.
+        FUNIL_RATE_LIMIT: '10000000',
+        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+      };
+      break;
+    case 'reference':
+    case 'reference-embedded':
+      spec.args = [join(helpers, 'server.js')];
+      spec.env = {
+        ...base,
+        ...(storage ? { REFERENCE_DATA_DIR: copy.location } : { REFERENCE_DATABASE_URL: copy.location }),
+        REFERENCE_POOL_SIZE: String(POOL_SIZE),
+        REFERENCE_TENANT_ID: fixture.tenant.id,
+        REFERENCE_TOKEN_ID: fixture.tenant.tokenId,
+      };
+      break;
+    case 'http-ceiling':
+      spec.args = [join(helpers, 'http-server.js')];
+      spec.env = { ...base, CEILING_BODIES: bodiesFile };
+      break;
+    case 'db-ceiling':
+      throw new Error('pgbench is not an HTTP server');
+  }
+  return spec;
+}
+
+async function runHttpTarget(
+  target: TargetName,
+  round: number,
+  copy: DatabaseCopy,
+  fixture: Fixture,
+  bodiesFile: string,
+  work: string,
+  databasePids: () => Promise<number[]>,
+): Promise<void> {
+  const logFile = join(work, `${target}-${round}.log`);
+  const server = await startTracked(serverSpec(target, copy, fixture, bodiesFile, logFile));
+  const load = new LoadGenerator(ROOT);
+  running.add(load);
+  try {
+    const measured: MeasuredTarget = { server, ...(copy.name ? { databasePids } : {}) };
+    for (const workload of workloads) {
+      if (interrupted) break;
+      const result = await measureWorkload(
+        measured,
+        load,
+        {
+          url: server.url,
+          token: fixture.tenant.token,
+          workload,
+          data: fixture.data,
+          connections: settings.connections,
+          warmupSec: settings.warmupSec,
+          durationSec: settings.durationSec,
+        },
+        () => os.loadavg()[0] ?? 0,
+      );
+      record(target, workload, round, result);
+    }
+  } finally {
+    await load.stop();
+    running.delete(load);
+    await stopTracked(server);
+  }
+}
+
+async function startTracked(spec: ServerSpec, extraArgs: string[] = []): Promise<RunningServer> {
+  const server = await startServer({ ...spec, args: [...extraArgs, ...spec.args] }, await freePort());
+  running.add(server);
+  return server;
+}
+
+async function stopTracked(server: RunningServer): Promise<void> {
+  const how = await server.stop();
+  running.delete(server);
+  if (how !== 'exit 0') log(`${server.label} (PID ${server.pid}) ended with ${how}:\n${tail(server.logFile)}`);
+}
+
+function record(
+  target: TargetName,
+  workload: WorkloadId,
+  round: number,
+  measured: RoundFigures | Omit<RoundFigures, 'round'>,
+) {
+  const entry: RoundFigures = { ...measured, round };
+  const list = figures.get(key(target, workload)) ?? [];
+  list.push(entry);
+  figures.set(key(target, workload), list);
+  const bad = entry.errors + entry.non2xx;
+  log(
+    `round ${round} ${target.padEnd(18)} ${workload}: ${Math.round(entry.rps).toString().padStart(6)} req/s, ` +
+      `p50 ${entry.p50Ms.toFixed(2)} ms, p99 ${entry.p99Ms.toFixed(2)} ms, errors ${bad}` +
+      (entry.cpuMsPerRequest !== null ? `, cpu ${entry.cpuMsPerRequest.toFixed(3)} ms/req` : '') +
+      (entry.dbCpuMsPerRequest !== null ? `, db cpu ${entry.dbCpuMsPerRequest.toFixed(3)} ms/req` : '') +
+      (entry.peakRssMb !== null ? `, rss ${entry.peakRssMb.toFixed(0)} MB` : '') +
+      (entry.health ? `, /health p99 ${entry.health.p99Ms.toFixed(1)} ms` : '') +
+      (bad ? ` ${JSON.stringify(entry.statusCodes)}` : ''),
+  );
+}
+
+/** funil-postgres under W2 with --cpu-prof; the profile is summarised in bench/results/profile-top.md. */
+async function profile(
+  fixture: Fixture,
+  work: string,
+  backendsOf: (copy: DatabaseCopy) => () => Promise<number[]>,
+): Promise<string> {
+  const copy = await fixture.copyPostgres();
+  try {
+    const dir = join(work, 'profile');
+    const name = 'funil-postgres-W2.cpuprofile';
+    const spec = serverSpec('funil-postgres', copy, fixture, '', join(work, 'profile.log'));
+    const server = await startTracked(spec, [
+      '--cpu-prof',
+      '--cpu-prof-interval',
+      '500',
+      '--cpu-prof-dir',
+      dir,
+      '--cpu-prof-name',
+      name,
+    ]);
+    const load = new LoadGenerator(ROOT);
+    running.add(load);
+    let measured: Awaited<ReturnType<typeof measureWorkload>>;
+    try {
+      measured = await measureWorkload(
+        { server, databasePids: backendsOf(copy) },
+        load,
+        {
+          url: server.url,
+          token: fixture.tenant.token,
+          workload: 'W2',
+          data: fixture.data,
+          connections: settings.connections,
+          warmupSec: settings.warmupSec,
+          durationSec: settings.durationSec,
+        },
+        () => os.loadavg()[0] ?? 0,
+      );
+    } finally {
+      await load.stop();
+      running.delete(load);
+      await stopTracked(server);
+    }
+    log(`profiled funil-postgres W2: ${Math.round(measured.rps)} req/s under --cpu-prof`);
+    const saved = join(RESULTS, 'profiles', name);
+    await mkdir(join(RESULTS, 'profiles'), { recursive: true });
+    await copyFile(join(dir, name), saved);
+    const summary = await summariseProfile(saved, measured.windowUs ?? undefined);
+    const context =
+      `funil-postgres, \`node --cpu-prof dist/server.js\`, W2 (GET /leads, 100 per page), ${settings.connections} connections, ` +
+      `${settings.warmupSec} s warm-up then ${settings.durationSec} s measured (the tables count the measured span only). ` +
+      `${Math.round(measured.rps)} req/s while profiled (the profiler costs some). ` +
+      `Run ${started.toISOString()}, commit ${commit()}. The profile itself: ${relative(ROOT, saved)} ` +
+      '(open it in Chrome DevTools › Performance, or VS Code).';
+    await writeFile(join(RESULTS, 'profile-top.md'), profileMarkdown(summary, context));
+    return `${relative(ROOT, join(RESULTS, 'profile-top.md'))} (generated), read in bench/results/profile-notes.md`;
+  } finally {
+    await copy.discard();
+  }
+}
+
+function commit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${head} with uncommitted changes in src/` : head;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The load generator, in a process of its own (forked by the harness, which talks to it over IPC):
+ * autocannon, a warm-up run whose figures are thrown away, then the measured run. Latency
+ * percentiles come from every response's own time (autocannon's histogram keeps whole milliseconds,
+ * too coarse for sub-millisecond answers).
+ */
+import autocannon from 'autocannon';
+import { type BenchRequest, requestMaker, type WorkloadData, type WorkloadId } from './workloads.js';
+
+export interface LoadJob {
+  /** http://host:port */
+  url: string;
+  token: string;
+  workload: WorkloadId;
+  data: WorkloadData;
+  connections: number;
+  warmupSec: number;
+  durationSec: number;
+}
+
+export interface LoadResult {
+  /** Responses received in the measured run, of any status. */
+  responses: number;
+  non2xx: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  statusCodes: Record<string, number>;
+  durationSec: number;
+  rps: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Mean size of a 2xx response body and headers as autocannon counts them. */
+  bytesPerResponse: number;
+}
+
+export type WorkerMessage =
+  | { type: 'measuring' }
+  | { type: 'result'; result: LoadResult }
+  | { type: 'error'; message: string };
+
+function fire(job: LoadJob, seconds: number, latencies?: number[]): Promise<autocannon.Result> {
+  const next = requestMaker(job.workload, job.data);
+  const authorization = `Bearer ${job.token}`;
+  const withBody = { authorization, 'content-type': 'application/json' };
+  const setupRequest = (request: autocannon.Request): autocannon.Request => {
+    const made: BenchRequest = next();
+    return made.body === undefined
+      ? { ...request, method: made.method, path: made.path, headers: { authorization } }
+      : { ...request, method: made.method, path: made.path, headers: withBody, body: made.body };
+  };
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: job.url,
+        connections: job.connections,
+        pipelining: 1,
+        duration: seconds,
+        timeout: 10,
+        requests: [{ setupRequest }],
+      },
+      (error: unknown, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
+    );
+    if (latencies) instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  });
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+async function runJob(job: LoadJob, send: (message: WorkerMessage) => void): Promise<void> {
+  if (job.warmupSec > 0) await fire(job, job.warmupSec);
+  const latencies: number[] = [];
+  send({ type: 'measuring' });
+  const result = await fire(job, job.durationSec, latencies);
+  const sorted = Float64Array.from(latencies).sort();
+  const statusCodes: Record<string, number> = {};
+  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count ?? 0;
+  const durationSec = result.duration;
+  send({
+    type: 'result',
+    result: {
+      responses: sorted.length,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      statusCodes,
+      durationSec,
+      rps: sorted.length / durationSec,
+      p50Ms: percentile(sorted, 50),
+      p90Ms: percentile(sorted, 90),
+      p99Ms: percentile(sorted, 99),
+      maxMs: percentile(sorted, 100),
+      bytesPerResponse: result['2xx'] ? result.throughput.total / result['2xx'] : 0,
+    },
+  });
+}
+
+const send = (message: WorkerMessage) => process.send?.(message);
+process.on('message', (job: LoadJob | 'exit') => {
+  if (job === 'exit') {
+    process.disconnect();
+    return;
+  }
+  runJob(job, send).catch((error: unknown) =>
+    send({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  );
+});

@@ -1,0 +1,185 @@
+/**
+ * One measured run of one workload against one running HTTP server: the load comes from a forked
+ * load generator, while this process watches the server (CPU time, peak RSS, its PostgreSQL
+ * backends' CPU time, bytes logged) and times a GET /health every 10 ms on a kept-alive connection
+ * of its own: how long the server's event loop keeps a trivial request waiting.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { Agent, get } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import type { LoadJob, LoadResult, WorkerMessage } from './load-worker.js';
+import { CpuSpan, cpuMs, PeakRss } from './proc.js';
+import { fileSize, type RunningServer } from './server-process.js';
+
+const WORKER = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
+
+export interface LatencySummary {
+  samples: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface Measurement extends LoadResult {
+  peakRssMb: number | null;
+  /** Server process CPU (user + system) ÷ requests served (the /health probes included). */
+  cpuMsPerRequest: number | null;
+  /** CPU of the PostgreSQL backends serving this target ÷ responses (PostgreSQL targets only). */
+  dbCpuMsPerRequest: number | null;
+  /** CPU of the load generator ÷ responses: what the server did not get on a shared machine. */
+  loadgenCpuMsPerRequest: number | null;
+  /** Bytes the server wrote to its log ÷ responses. */
+  logBytesPerRequest: number | null;
+  /** GET /health timed every 10 ms during the measured run. */
+  health: LatencySummary | null;
+  loadAverage1m: number;
+  /** The measured span on the monotonic clock, in µs (the clock V8's CPU profiles use). */
+  windowUs: [number, number] | null;
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** The load generator process, kept for every workload of one target run. */
+export class LoadGenerator {
+  readonly #child: ChildProcess;
+
+  constructor(cwd: string) {
+    this.#child = fork(WORKER, [], {
+      cwd,
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+  }
+
+  get pid(): number {
+    return this.#child.pid as number;
+  }
+
+  run(job: LoadJob, onMeasuring: () => void): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (message: WorkerMessage) => {
+        if (message.type === 'measuring') return onMeasuring();
+        this.#child.off('message', onMessage);
+        this.#child.off('exit', onExit);
+        if (message.type === 'result') resolve(message.result);
+        else reject(new Error(`load generator: ${message.message}`));
+      };
+      const onExit = (code: number | null) => reject(new Error(`load generator exited (${code})`));
+      this.#child.on('message', onMessage);
+      this.#child.once('exit', onExit);
+      this.#child.send(job);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    this.#child.send('exit');
+    const timer = setTimeout(() => this.#child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+export class HealthProbe {
+  readonly #latencies: number[] = [];
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  #running = true;
+  readonly #done: Promise<void>;
+
+  constructor(url: string, intervalMs = 10) {
+    this.#done = this.#loop(`${url}/health`, intervalMs);
+  }
+
+  async #loop(url: string, intervalMs: number): Promise<void> {
+    while (this.#running) {
+      const started = performance.now();
+      await new Promise<void>((resolve) => {
+        const request = get(url, { agent: this.#agent, timeout: 10_000 }, (response) => {
+          response.resume();
+          response.on('end', () => resolve());
+        });
+        request.on('error', () => resolve());
+        request.on('timeout', () => request.destroy());
+      });
+      const elapsed = performance.now() - started;
+      this.#latencies.push(elapsed);
+      if (elapsed < intervalMs) await new Promise((resolve) => setTimeout(resolve, intervalMs - elapsed));
+    }
+  }
+
+  async stop(): Promise<LatencySummary> {
+    this.#running = false;
+    await this.#done;
+    this.#agent.destroy();
+    return summarise(this.#latencies);
+  }
+}
+
+export function summarise(latencies: number[]): LatencySummary {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? 0;
+  return { samples: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
+}
+
+export interface MeasuredTarget {
+  server: RunningServer;
+  /** The PIDs of the PostgreSQL backends serving it, when it runs on PostgreSQL. */
+  databasePids?: () => Promise<number[]>;
+}
+
+export async function measureWorkload(
+  target: MeasuredTarget,
+  load: LoadGenerator,
+  job: LoadJob,
+  loadAverage: () => number,
+): Promise<Measurement> {
+  const { server } = target;
+  let window:
+    | {
+        cpu: number | undefined;
+        loadgenCpu: number | undefined;
+        rss: PeakRss;
+        probe: HealthProbe;
+        db: Promise<CpuSpan | undefined>;
+        logBytes: number;
+        startUs: number;
+      }
+    | undefined;
+  const result = await load.run(job, () => {
+    window = {
+      cpu: cpuMs(server.pid),
+      loadgenCpu: cpuMs(load.pid),
+      rss: new PeakRss(server.pid),
+      probe: new HealthProbe(server.url),
+      db: target.databasePids ? target.databasePids().then((pids) => new CpuSpan(pids)) : Promise.resolve(undefined),
+      logBytes: fileSize(server.logFile),
+      startUs: monotonicUs(),
+    };
+  });
+  const endUs = monotonicUs();
+  if (!window) throw new Error('the load generator never started measuring');
+  const cpuEnd = cpuMs(server.pid);
+  const loadgenCpuEnd = cpuMs(load.pid);
+  const logBytesEnd = fileSize(server.logFile);
+  const dbSpan = await window.db;
+  const dbCpu = dbSpan && target.databasePids ? dbSpan.end(await target.databasePids()) : undefined;
+  const peakRssMb = window.rss.stop();
+  const health = await window.probe.stop();
+  // The probe's requests are served too: they count as requests (about 100 a second, cheap ones).
+  const served = result.responses + health.samples;
+  const per = (total: number | undefined) => (total === undefined || served === 0 ? null : total / served);
+  return {
+    ...result,
+    peakRssMb,
+    cpuMsPerRequest: per(cpuEnd !== undefined && window.cpu !== undefined ? cpuEnd - window.cpu : undefined),
+    dbCpuMsPerRequest: per(dbCpu),
+    loadgenCpuMsPerRequest: per(
+      loadgenCpuEnd !== undefined && window.loadgenCpu !== undefined ? loadgenCpuEnd - window.loadgenCpu : undefined,
+    ),
+    logBytesPerRequest: per(logBytesEnd - window.logBytes),
+    health,
+    loadAverage1m: loadAverage(),
+    windowUs: [window.startUs, endUs],
+  };
+}

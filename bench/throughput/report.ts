@@ -1,0 +1,262 @@
+/** Aggregates the rounds into one row per target × workload, with the ratios, and renders them. */
+import type { Measurement } from './measure.js';
+import type { Machine } from './proc.js';
+import { WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
+
+export const TARGETS = [
+  'funil-postgres',
+  'funil-embedded',
+  'reference',
+  'reference-embedded',
+  'http-ceiling',
+  'db-ceiling',
+] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+/** Which reference each Funil target is compared with: the same storage, the thinnest server. */
+export const REFERENCE_OF: Partial<Record<TargetName, TargetName>> = {
+  'funil-postgres': 'reference',
+  'funil-embedded': 'reference-embedded',
+};
+/** Targets on PostgreSQL, whose database ceiling is pgbench's. */
+const ON_POSTGRES = new Set<TargetName>(['funil-postgres', 'reference']);
+
+export interface RoundFigures extends Measurement {
+  round: number;
+}
+
+export interface ResultRow {
+  target: TargetName;
+  workload: WorkloadId;
+  /** Mean of the rounds. */
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Connection errors, timeouts and non-2xx answers, all rounds; failed transactions for pgbench. */
+  errors: number;
+  /** Highest of the rounds. */
+  peakRssMb: number | null;
+  cpuMsPerRequest: number | null;
+  dbCpuMsPerRequest: number | null;
+  loadgenCpuMsPerRequest: number | null;
+  logBytesPerRequest: number | null;
+  bytesPerResponse: number | null;
+  /** GET /health every 10 ms during the run: p99 (mean of the rounds) and the worst single one. */
+  healthP99Ms: number | null;
+  healthMaxMs: number | null;
+  /** rps ÷ the reference's rps on the same storage (Funil targets only). */
+  ratioToReference: number | null;
+  referenceTarget: TargetName | null;
+  /** CPU ms per request ÷ the reference's. */
+  cpuRatioToReference: number | null;
+  ratioToHttpCeiling: number | null;
+  /** rps ÷ pgbench's tps for the same statements (targets on PostgreSQL). */
+  ratioToDbCeiling: number | null;
+  rounds: RoundFigures[];
+}
+
+export interface RunInfo {
+  startedAt: string;
+  finishedAt: string;
+  durationSec: number;
+  commit: string;
+  machineAtStart: Machine;
+  loadAverageAtEnd: [number, number, number];
+  settings: {
+    connections: number;
+    durationSec: number;
+    warmupSec: number;
+    rounds: number;
+    poolSize: number;
+    pgbenchClients: number;
+    leads: number;
+    customers: number;
+  };
+  postgresVersion: string | null;
+  logging: string;
+  skipped: { target: string; reason: string }[];
+  sqlCheck: { statement: string; funil: string }[];
+  stall: { target: string; workload: string; healthP50Ms: number; healthP99Ms: number; healthMaxMs: number }[];
+  profile: string | null;
+}
+
+const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN);
+function meanOrNull(values: (number | null)[]): number | null {
+  const present = values.filter((value): value is number => value !== null && Number.isFinite(value));
+  return present.length ? mean(present) : null;
+}
+
+export function aggregate(figures: Map<string, RoundFigures[]>): ResultRow[] {
+  const rows: ResultRow[] = [];
+  for (const target of TARGETS) {
+    for (const workload of WORKLOAD_IDS) {
+      const rounds = figures.get(key(target, workload));
+      if (!rounds?.length) continue;
+      const healths = rounds.map((round) => round.health).filter((health) => health !== null);
+      const rssValues = rounds.map((round) => round.peakRssMb).filter((value) => value !== null);
+      rows.push({
+        target,
+        workload,
+        rps: mean(rounds.map((round) => round.rps)),
+        p50Ms: mean(rounds.map((round) => round.p50Ms)),
+        p99Ms: mean(rounds.map((round) => round.p99Ms)),
+        errors: rounds.reduce((sum, round) => sum + round.errors + round.non2xx, 0),
+        peakRssMb: rssValues.length ? Math.max(...rssValues) : null,
+        cpuMsPerRequest: meanOrNull(rounds.map((round) => round.cpuMsPerRequest)),
+        dbCpuMsPerRequest: meanOrNull(rounds.map((round) => round.dbCpuMsPerRequest)),
+        loadgenCpuMsPerRequest: meanOrNull(rounds.map((round) => round.loadgenCpuMsPerRequest)),
+        logBytesPerRequest: meanOrNull(rounds.map((round) => round.logBytesPerRequest)),
+        bytesPerResponse: meanOrNull(rounds.map((round) => round.bytesPerResponse || null)),
+        healthP99Ms: healths.length ? mean(healths.map((health) => health.p99Ms)) : null,
+        healthMaxMs: healths.length ? Math.max(...healths.map((health) => health.maxMs)) : null,
+        ratioToReference: null,
+        referenceTarget: null,
+        cpuRatioToReference: null,
+        ratioToHttpCeiling: null,
+        ratioToDbCeiling: null,
+        rounds,
+      });
+    }
+  }
+  const find = (target: TargetName, workload: WorkloadId) =>
+    rows.find((row) => row.target === target && row.workload === workload);
+  for (const row of rows) {
+    const referenceTarget = REFERENCE_OF[row.target];
+    const reference = referenceTarget ? find(referenceTarget, row.workload) : undefined;
+    if (reference && referenceTarget) {
+      row.referenceTarget = referenceTarget;
+      row.ratioToReference = row.rps / reference.rps;
+      if (row.cpuMsPerRequest !== null && reference.cpuMsPerRequest)
+        row.cpuRatioToReference = row.cpuMsPerRequest / reference.cpuMsPerRequest;
+    }
+    const httpCeiling = find('http-ceiling', row.workload);
+    if (httpCeiling && !row.target.endsWith('ceiling')) row.ratioToHttpCeiling = row.rps / httpCeiling.rps;
+    const dbCeiling = find('db-ceiling', row.workload);
+    if (dbCeiling && ON_POSTGRES.has(row.target)) row.ratioToDbCeiling = row.rps / dbCeiling.rps;
+  }
+  return rows;
+}
+
+export function key(target: TargetName, workload: WorkloadId): string {
+  return `${target} ${workload}`;
+}
+
+const fixed = (value: number | null | undefined, digits = 1) =>
+  value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+const ratio = (value: number | null) => (value === null ? '–' : `${value.toFixed(2)}×`);
+const count = (value: number) => Math.round(value).toLocaleString('en');
+
+export function markdown(rows: ResultRow[], info: RunInfo): string {
+  const { machineAtStart: m, settings: s } = info;
+  const lines: string[] = [
+    '# Funil throughput benchmark (`npm run bench`)',
+    '',
+    `Run ${info.startedAt} → ${info.finishedAt} (${Math.round(info.durationSec)} s), commit ${info.commit}.`,
+    '',
+    `Machine: **${m.cores} cores** (${m.cpuModel}), ${m.memoryGb} GB, ${m.platform}, Node ${m.node}` +
+      (info.postgresVersion ? `, PostgreSQL ${info.postgresVersion}` : '') +
+      '.',
+    `Load average at start **${m.loadAverage.map((v) => v.toFixed(2)).join(' / ')}** (1 / 5 / 15 min), at end ${info.loadAverageAtEnd
+      .map((v) => v.toFixed(2))
+      .join(' / ')}. The load generator, the server and PostgreSQL share these cores.`,
+    '',
+    `Settings: ${s.connections} connections, ${s.warmupSec} s warm-up then ${s.durationSec} s measured, per workload; ` +
+      `${s.rounds} rounds, the targets alternating (A B … A B …), each started fresh on a fresh copy of the data ` +
+      `(one tenant, ${count(s.leads)} leads, ${count(s.customers)} customers). Pool: ${s.poolSize} connections (Funil's default) ` +
+      `for Funil and the reference; pgbench: ${s.pgbenchClients} clients. Logging: ${info.logging}`,
+    '',
+  ];
+  if (info.skipped.length) {
+    lines.push('**Skipped:**', '', ...info.skipped.map((skip) => `- ${skip.target}: ${skip.reason}`), '');
+  }
+  if (info.sqlCheck.length) {
+    lines.push(
+      '**Warning: the reference no longer sends Funil’s SQL** (update bench/reference/queries.ts):',
+      '',
+      ...info.sqlCheck.map((diff) => `- ${diff.statement}: Funil sends \`${diff.funil}\``),
+      '',
+    );
+  } else {
+    lines.push(
+      'The reference sends exactly the SQL Funil’s repositories compile (checked at the start of the run).',
+      '',
+    );
+  }
+
+  lines.push(
+    '## Funil ÷ reference (same storage), per workload',
+    '',
+    'Throughput ratio (1.00× = as fast as the thinnest server on the same SQL), CPU per request ratio, and p99.',
+    '',
+    '| workload | PostgreSQL req/s | × ref | CPU × ref | p99 Funil / ref ms | embedded req/s | × ref | CPU × ref | p99 Funil / ref ms |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  const find = (target: TargetName, workload: WorkloadId) =>
+    rows.find((row) => row.target === target && row.workload === workload);
+  for (const workload of WORKLOAD_IDS) {
+    const cells = [`${workload} ${WORKLOADS[workload]}`];
+    for (const target of ['funil-postgres', 'funil-embedded'] as const) {
+      const row = find(target, workload);
+      const reference = row?.referenceTarget ? find(row.referenceTarget, workload) : undefined;
+      cells.push(
+        row ? count(row.rps) : '–',
+        row ? ratio(row.ratioToReference) : '–',
+        row ? ratio(row.cpuRatioToReference) : '–',
+        row ? `${fixed(row.p99Ms)} / ${fixed(reference?.p99Ms)}` : '–',
+      );
+    }
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+
+  lines.push(
+    '',
+    '## Every target',
+    '',
+    'req/s is the mean of the rounds (each round in brackets); p50/p99 are means of the rounds; errors counts ' +
+      'connection errors, timeouts and non-2xx answers over all rounds (pgbench: failed transactions). CPU ms/req is the ' +
+      'server process (user + system) ÷ requests served; DB CPU ms/req is the PostgreSQL backends serving the target ' +
+      '(for embedded targets the database runs inside the server process and is in its CPU). /health p99: a GET /health ' +
+      'every 10 ms on a connection of its own during the run.',
+    '',
+    '| W | target | req/s (rounds) | p50 ms | p99 ms | errors | peak RSS MB | CPU ms/req | DB CPU ms/req | /health p99 ms | × ref | × HTTP ceiling | × DB ceiling |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const workload of WORKLOAD_IDS) {
+    for (const row of rows.filter((candidate) => candidate.workload === workload)) {
+      lines.push(
+        `| ${workload} | ${row.target} | ${count(row.rps)} (${row.rounds.map((round) => count(round.rps)).join(' / ')}) | ` +
+          `${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${row.errors} | ${fixed(row.peakRssMb, 0)} | ` +
+          `${fixed(row.cpuMsPerRequest, 3)} | ${fixed(row.dbCpuMsPerRequest, 3)} | ${fixed(row.healthP99Ms, 1)} | ` +
+          `${ratio(row.ratioToReference)} | ${ratio(row.ratioToHttpCeiling)} | ${ratio(row.ratioToDbCeiling)} |`,
+      );
+    }
+  }
+
+  lines.push(
+    '',
+    '## Event-loop stalls (GET /health every 10 ms, kept-alive, during W2)',
+    '',
+    'How long a trivial request waits behind the work in the server’s one thread. In embedded mode each PGlite ' +
+      'query runs synchronously on that thread, so this is the stall figure for embedded mode.',
+    '',
+    '| target | workload | /health p50 ms | p99 ms | max ms |',
+    '|---|---|---:|---:|---:|',
+    ...info.stall.map(
+      (stall) =>
+        `| ${stall.target} | ${stall.workload} | ${fixed(stall.healthP50Ms, 2)} | ${fixed(stall.healthP99Ms, 1)} | ${fixed(stall.healthMaxMs, 1)} |`,
+    ),
+    '',
+    '## Load generator and wire',
+    '',
+    '| W | target | load generator CPU ms/req | bytes per response | log bytes per request |',
+    '|---|---|---:|---:|---:|',
+  );
+  for (const row of rows.filter((candidate) => candidate.loadgenCpuMsPerRequest !== null)) {
+    lines.push(
+      `| ${row.workload} | ${row.target} | ${fixed(row.loadgenCpuMsPerRequest, 3)} | ${fixed(row.bytesPerResponse, 0)} | ${fixed(row.logBytesPerRequest, 0)} |`,
+    );
+  }
+  if (info.profile) lines.push('', `CPU profile of funil-postgres under W2: ${info.profile}`);
+  lines.push('');
+  return lines.join('\n');
+}

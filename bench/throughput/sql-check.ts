@@ -1,0 +1,67 @@
+/**
+ * Whether the reference still sends Funil's SQL: compiles each workload's statement from Funil's
+ * own repositories (Kysely, with a driver that runs nothing) and compares it with
+ * bench/reference/queries.ts. A difference is reported in the results, not hidden.
+ */
+import {
+  CamelCasePlugin,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+} from 'kysely';
+import { CustomerRepository } from '../../src/customers/customer.repository.js';
+import type { Tables } from '../../src/db/tables.js';
+import { LEAD_SORT_KEYS, LeadRepository } from '../../src/leads/lead.repository.js';
+import { LIST_LIMIT, SQL, type StatementName } from '../reference/queries.js';
+
+/** The statements that differ, each with Funil's text; empty when the reference matches. */
+export async function compareWithFunil(): Promise<{ statement: StatementName; funil: string }[]> {
+  const compiled: string[] = [];
+  const db = new Kysely<Tables>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+    plugins: [new CamelCasePlugin()],
+    log: (event) => {
+      compiled.push(event.query.sql);
+    },
+  });
+  const leads = new LeadRepository(db);
+  const customers = new CustomerRepository(db);
+  const tenant = '00000000-0000-0000-0000-000000000000';
+  const captured = async (run: () => Promise<unknown>) => {
+    compiled.length = 0;
+    await run().catch(() => undefined);
+    return compiled[0] ?? '(nothing compiled)';
+  };
+  const funil: Record<StatementName, string> = {
+    listLeads: await captured(() =>
+      leads.list(tenant, {}, { key: LEAD_SORT_KEYS.createdAt, descending: true, limit: LIST_LIMIT }),
+    ),
+    findLead: await captured(() => leads.find(tenant, tenant)),
+    // The values in the order the create route builds them.
+    createLead: await captured(() =>
+      leads.create(tenant, tenant, {
+        name: 'n',
+        email: 'e@example.com',
+        phone: null,
+        source: null,
+        status: 'new',
+        score: 0,
+        lastContact: null,
+        notes: null,
+      }),
+    ),
+    updateLeadStatus: await captured(() => leads.update(tenant, tenant, { status: 'won' })),
+    findCustomer: await captured(() => customers.find(tenant, tenant)),
+  };
+  await db.destroy();
+  return (Object.keys(SQL) as StatementName[])
+    .filter((name) => funil[name] !== SQL[name].text)
+    .map((statement) => ({ statement, funil: funil[statement] }));
+}

@@ -1,0 +1,107 @@
+/** The benchmark's workloads: the same request stream for every HTTP target. */
+
+export const WORKLOADS = {
+  W1: 'create a lead (POST /leads)',
+  W2: 'list 100 leads (GET /leads)',
+  W3: 'status of a random lead (PUT /leads/:id/status)',
+  W4: 'a customer by id (GET /customers/:id)',
+  W5: 'mixed: 80 % reads, 20 % writes',
+} as const;
+
+export type WorkloadId = keyof typeof WORKLOADS;
+export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
+/**
+ * The order they run in on each target: reads first, then writes, so that the leads W1 adds (more
+ * on a faster target) do not change what the reads before it see.
+ */
+export const RUN_ORDER: readonly WorkloadId[] = ['W2', 'W4', 'W3', 'W1', 'W5'];
+
+export type RequestKind = 'listLeads' | 'getLead' | 'getCustomer' | 'createLead' | 'updateLeadStatus';
+
+/** W5: what a CRM integration does most (look records up, list), with one write in five. */
+export const MIX: readonly { kind: RequestKind; percent: number }[] = [
+  { kind: 'listLeads', percent: 20 },
+  { kind: 'getLead', percent: 30 },
+  { kind: 'getCustomer', percent: 30 },
+  { kind: 'createLead', percent: 10 },
+  { kind: 'updateLeadStatus', percent: 10 },
+];
+
+const SINGLE: Record<Exclude<WorkloadId, 'W5'>, RequestKind> = {
+  W1: 'createLead',
+  W2: 'listLeads',
+  W3: 'updateLeadStatus',
+  W4: 'getCustomer',
+};
+
+export interface WorkloadData {
+  leadIds: readonly string[];
+  customerIds: readonly string[];
+  statuses: readonly string[];
+}
+
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  body?: string;
+}
+
+export const API = '/api/external/v1';
+
+const FIRST = ['Maria', 'João', 'Ana', 'Pedro', 'Juliana', 'Lucas', 'Fernanda', 'Rafael', 'Camila', 'Bruno'];
+const LAST = ['Silva', 'Santos', 'Oliveira', 'Souza', 'Pereira', 'Costa', 'Rodrigues', 'Almeida', 'Nascimento'];
+const ASCII: Record<string, string> = { ã: 'a', á: 'a', é: 'e', í: 'i', ó: 'o', ú: 'u', ç: 'c' };
+const SOURCES = ['website', 'landing-page', 'google-ads', 'facebook', 'indicacao', 'evento'];
+const NOTES = [
+  'Pediu uma demonstração pelo formulário do site; prefere contato à tarde.',
+  'Veio da campanha de outubro. Interessado no plano anual para 15 usuários.',
+  'Ligou pedindo orçamento; já usa um concorrente e quer migrar até o fim do trimestre.',
+];
+
+function pick<T>(items: readonly T[], random: () => number): T {
+  return items[Math.floor(random() * items.length)] as T;
+}
+
+/** A lead as a website form posts it. */
+export function leadFormBody(serial: number, random: () => number = Math.random): Record<string, unknown> {
+  const first = pick(FIRST, random);
+  const last = pick(LAST, random);
+  const local = `${first}.${last}`.toLowerCase().replace(/[^a-z.]/g, (c) => ASCII[c] ?? '');
+  return {
+    name: `${first} ${last}`,
+    email: `${local}.${serial}@example.com`,
+    phone: `+55 11 9${String(serial % 10_000).padStart(4, '0')}-${String((serial * 7919) % 10_000).padStart(4, '0')}`,
+    source: pick(SOURCES, random),
+    score: Math.floor(random() * 101),
+    notes: pick(NOTES, random),
+  };
+}
+
+/** Makes the next request of a workload; random ids are drawn from the seeded rows. */
+export function requestMaker(
+  workload: WorkloadId,
+  data: WorkloadData,
+  random: () => number = Math.random,
+): () => BenchRequest {
+  let serial = Math.floor(random() * 1e9);
+  const make: Record<RequestKind, () => BenchRequest> = {
+    listLeads: () => ({ method: 'GET', path: `${API}/leads` }),
+    getLead: () => ({ method: 'GET', path: `${API}/leads/${pick(data.leadIds, random)}` }),
+    getCustomer: () => ({ method: 'GET', path: `${API}/customers/${pick(data.customerIds, random)}` }),
+    createLead: () => ({ method: 'POST', path: `${API}/leads`, body: JSON.stringify(leadFormBody(serial++, random)) }),
+    updateLeadStatus: () => ({
+      method: 'PUT',
+      path: `${API}/leads/${pick(data.leadIds, random)}/status`,
+      body: JSON.stringify({ status: pick(data.statuses, random) }),
+    }),
+  };
+  if (workload !== 'W5') return make[SINGLE[workload]];
+  return () => {
+    let roll = random() * 100;
+    for (const { kind, percent } of MIX) {
+      roll -= percent;
+      if (roll < 0) return make[kind]();
+    }
+    return make.listLeads();
+  };
+}

@@ -1,0 +1,73 @@
+import { AssertionError } from 'node:assert';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { FastifyInstance } from 'fastify';
+
+interface OpenApiDocument {
+  servers: { url: string }[];
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
+}
+
+interface Route {
+  prefix: string;
+  template: string;
+  pattern: RegExp;
+  operations: OpenApiDocument['paths'][string];
+}
+
+/**
+ * Checks answers against the OpenAPI documents the app serves: a route's status must be
+ * documented and its JSON body must match the documented schema. Every route test that goes
+ * through TestContext.request is thereby a contract test.
+ */
+export class ContractChecker {
+  readonly #ajv = new Ajv2020({ strict: false, allErrors: true });
+  readonly #validators = new Map<string, ValidateFunction>();
+
+  private constructor(private readonly routes: Route[]) {
+    addFormats.default(this.#ajv);
+  }
+
+  static async load(app: FastifyInstance): Promise<ContractChecker> {
+    const routes: Route[] = [];
+    for (const url of ['/api/external/v1/openapi.json', '/api/admin/v1/openapi.json']) {
+      const document = (await app.inject({ method: 'GET', url })).json() as OpenApiDocument;
+      const prefix = document.servers[0]?.url ?? '';
+      for (const [template, operations] of Object.entries(document.paths)) {
+        const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        routes.push({ prefix, template, pattern, operations });
+      }
+    }
+    return new ContractChecker(routes);
+  }
+
+  /** Throws when the answer breaks the document; answers of undocumented routes are not judged. */
+  check(method: string, url: string, status: number, contentType: string, body: unknown): void {
+    const path = url.split('?')[0] ?? '';
+    const route = this.routes.find((r) => path.startsWith(r.prefix) && r.pattern.test(path.slice(r.prefix.length)));
+    const operation = route?.operations[method.toLowerCase()];
+    if (!route || !operation) return;
+    const where = `${method} ${route.prefix}${route.template} → ${status}`;
+    const response = operation.responses[String(status)];
+    if (!response) throw new AssertionError({ message: `undocumented status: ${where}` });
+    const schema = response.content?.['application/json']?.schema;
+    if (!schema) return;
+    if (!contentType.startsWith('application/json')) {
+      throw new AssertionError({ message: `${where} answered ${contentType}, documented as JSON` });
+    }
+    const key = `${where}`;
+    let validate = this.#validators.get(key);
+    if (!validate) {
+      validate = this.#ajv.compile(schema);
+      this.#validators.set(key, validate);
+    }
+    if (!validate(body)) {
+      throw new AssertionError({
+        message: `${where}: body does not match the documented schema: ${this.#ajv.errorsText(validate.errors)}`,
+      });
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ADMIN_API, API, describeEachBackend } from '../helpers/test-app.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: a test walks whatever JSON the document holds.
+type Json = any;
+
+const EXTERNAL_OPERATIONS = [
+  'get /leads listLeads leads:read',
+  'post /leads createLead leads:write',
+  'get /leads/{id} getLead leads:read',
+  'put /leads/{id} updateLead leads:write',
+  'delete /leads/{id} deleteLead leads:write',
+  'put /leads/{id}/status updateLeadStatus leads:write',
+  'get /customers listCustomers customers:read',
+  'post /customers createCustomer customers:write',
+  'get /customers/{id} getCustomer customers:read',
+  'put /customers/{id} updateCustomer customers:write',
+  'delete /customers/{id} deleteCustomer customers:write',
+  'put /customers/{id}/status updateCustomerStatus customers:write',
+];
+
+function operations(document: Json): [string, string, Json][] {
+  return Object.entries(document.paths as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json).map(([method, operation]) => [method, path, operation] as [string, string, Json]),
+  );
+}
+
+describeEachBackend(
+  'OpenAPI documents (issue: the contract made visible)',
+  (ctx) => {
+    let external: Json;
+    let admin: Json;
+
+    it('serves both documents without a token, as valid OpenAPI 3.1', async () => {
+      const res = await ctx.request('GET', `${API}/openapi.json`);
+      assert.equal(res.status, 200);
+      external = res.body;
+      admin = (await ctx.request('GET', `${ADMIN_API}/openapi.json`)).body;
+      for (const document of [external, admin]) {
+        assert.equal(document.openapi, '3.1.0');
+        const result = await new Validator().validate(structuredClone(document));
+        assert.equal(result.valid, true, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
+      }
+      assert.equal(external.servers[0].url, '/api/external/v1');
+      assert.equal(admin.servers[0].url, '/api/admin/v1');
+    });
+
+    it('lists every external operation, with its scope, and nothing else', () => {
+      const found = operations(external).map(
+        ([method, path, operation]) =>
+          `${method} ${path} ${operation.operationId} ${operation.security[0].tenantToken[0]}`,
+      );
+      assert.deepEqual(found.sort(), [...EXTERNAL_OPERATIONS].sort());
+      for (const [, , operation] of operations(external)) {
+        assert.ok(operation.summary, operation.operationId);
+        assert.match(operation.description, /Needs the scope `[a-z]+:(read|write)`/);
+      }
+      assert.equal(external.components.securitySchemes.tenantToken.scheme, 'bearer');
+    });
+
+    it('documents every error status in the SPEC §2 shape, with the headers answers carry', () => {
+      for (const [method, path, operation] of operations(external)) {
+        const statuses = Object.keys(operation.responses);
+        for (const status of ['403', '429', '500', '503'])
+          assert.ok(statuses.includes(status), `${method} ${path} ${status}`);
+        if (path.includes('{id}')) assert.ok(statuses.includes('404'), `${method} ${path} 404`);
+        if (method !== 'get' && method !== 'delete') assert.ok(statuses.includes('400'), `${method} ${path} 400`);
+        for (const [status, response] of Object.entries(operation.responses as Json)) {
+          const schema = (response as Json).content['application/json'].schema;
+          assert.ok((response as Json).headers['X-Request-Id'], `${method} ${path} ${status} X-Request-Id`);
+          assert.ok((response as Json).headers['RateLimit-Remaining'], `${method} ${path} ${status} RateLimit`);
+          if (Number(status) >= 400) {
+            assert.deepEqual(schema.required.sort(), ['code', 'error', 'success']);
+            assert.deepEqual(schema.properties.success, { type: 'boolean', enum: [false] });
+          }
+        }
+      }
+      assert.ok(external.paths['/leads/{id}'].get.responses['200'].headers.ETag);
+      assert.ok(external.paths['/leads'].get.responses['200'].headers.Link);
+      assert.ok(external.paths['/leads'].get.responses['200'].headers['X-Next-Cursor']);
+      assert.ok(external.paths['/customers'].post.responses['409']);
+      assert.ok(external.paths['/customers'].post.responses['422']);
+      assert.ok(external.paths['/leads/{id}'].put.responses['412']);
+    });
+
+    it('documents the SPEC §6 list parameters and the §7/§8 request headers', () => {
+      const names = (operation: Json, where: string) =>
+        operation.parameters.filter((p: Json) => p.in === where).map((p: Json) => p.name);
+      assert.deepEqual(names(external.paths['/leads'].get, 'query').sort(), [
+        'createdSince',
+        'cursor',
+        'email',
+        'limit',
+        'q',
+        'scoreMax',
+        'scoreMin',
+        'sort',
+        'source',
+        'status',
+        'updatedSince',
+      ]);
+      assert.deepEqual(names(external.paths['/customers'].get, 'query').sort(), [
+        'createdSince',
+        'cursor',
+        'email',
+        'limit',
+        'q',
+        'sort',
+        'status',
+        'type',
+        'updatedSince',
+      ]);
+      for (const path of ['/leads', '/customers']) {
+        assert.deepEqual(names(external.paths[path].post, 'header'), ['idempotency-key']);
+      }
+      for (const path of ['/leads/{id}', '/customers/{id}']) {
+        for (const method of ['put', 'delete'])
+          assert.deepEqual(names(external.paths[path][method], 'header'), ['if-match']);
+      }
+    });
+
+    it('is generated from the schemas that validate: list items have exactly the seed nine fields', () => {
+      const item = external.paths['/leads'].get.responses['200'].content['application/json'].schema.items;
+      assert.equal(item.additionalProperties, false);
+      assert.deepEqual(Object.keys(item.properties).sort(), [
+        '_id',
+        'createdAt',
+        'email',
+        'lastContact',
+        'name',
+        'score',
+        'source',
+        'status',
+        'updatedAt',
+      ]);
+      // FUNIL_LEAD_STATUSES (set for this suite) reaches the document through the very schema that validates.
+      const body = external.paths['/leads'].post.requestBody.content['application/json'].schema;
+      assert.deepEqual(body.properties.status.enum, ['open', 'closed']);
+      assert.deepEqual(body.required, ['name']);
+      assert.equal(JSON.stringify(external).includes('"transform"'), false);
+    });
+
+    it('gives the admin API its own document with its six operations', () => {
+      const found = operations(admin).map(([method, path]) => `${method} ${path}`);
+      assert.deepEqual(found.sort(), [
+        'delete /tokens/{id}',
+        'get /tenants',
+        'get /tenants/{id}/tokens',
+        'post /tenants',
+        'post /tenants/{id}/tokens',
+        'put /tenants/{id}',
+      ]);
+      assert.equal(admin.components.securitySchemes.adminToken.scheme, 'bearer');
+    });
+  },
+  { FUNIL_LEAD_STATUSES: 'open,closed' },
+);

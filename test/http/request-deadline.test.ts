@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sleep } from '../helpers/http-client.js';
+import { RawConnection } from '../helpers/raw-http.js';
+import { API, TestContext, type TestTenant } from '../helpers/test-app.js';
+import { assertError } from './assert-error.js';
+
+describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered within 5 s)', () => {
+  const ctx = new TestContext('pglite', { FUNIL_REQUEST_TIMEOUT_MS: '1000' });
+  let tenant: TestTenant;
+  before(async () => {
+    await ctx.start();
+    tenant = await ctx.tenant();
+  });
+  after(() => ctx.stop());
+
+  it('answers 503 service_unavailable with Retry-After when the database keeps a request waiting past it', async () => {
+    // The embedded database's one connection, held by a transaction that takes its time.
+    let release = () => {};
+    const held = ctx.db.transaction().execute(() => new Promise<void>((resolve) => (release = resolve)));
+    await sleep(50);
+    const started = performance.now();
+    const res = await ctx.request('GET', `${API}/leads`, { token: tenant.token });
+    const tookMs = performance.now() - started;
+    release();
+    await held;
+    assertError(res, 503, 'service_unavailable');
+    assert.match(String(res.headers['retry-after']), /^\d+$/);
+    assert.ok(tookMs >= 900 && tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
+  });
+
+  it('does not count the time a client takes to send its body, and counts the rest for writes too', async () => {
+    await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = ctx.app.server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const body = JSON.stringify({ name: 'Slow upload', phone: '1' });
+    const connection = await RawConnection.open(url);
+    try {
+      connection.write(
+        `POST ${API}/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.token}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await sleep(1_500);
+      connection.write(body.slice(5));
+      const created = await connection.readAnswer();
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+
+      // The same write, its body sent at once, while the database keeps it waiting.
+      let release = () => {};
+      const held = ctx.db.transaction().execute(() => new Promise<void>((resolve) => (release = resolve)));
+      await sleep(50);
+      const started = performance.now();
+      connection.write(
+        `POST ${API}/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.token}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const refused = await connection.readAnswer();
+      const tookMs = performance.now() - started;
+      release();
+      await held;
+      assert.equal(refused.status, 503, JSON.stringify(refused.body));
+      assert.equal(refused.body.code, 'service_unavailable');
+      assert.ok(tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
+    } finally {
+      connection.destroy();
+    }
+  });
+});
