@@ -5,7 +5,8 @@
  *
  *   npm run bench                     10 s per workload after a 3 s warm-up, 2 rounds
  *   npm run bench -- --quick          3 s after a 1 s warm-up
- *   options: --duration S --warmup S --connections N --rounds N --targets a,b --workloads W1,W2 --no-profile
+ *   options: --duration S --warmup S --connections N --rounds N --targets a,b --workloads W1,W2
+ *            --profile W2,W4 (workloads to profile; W2) --no-profile --results DIR (bench/results)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
  *   it the PostgreSQL targets are skipped, and said so.
  */
@@ -18,10 +19,11 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { benchPostgresUrl } from './bench-database.js';
 import { type DatabaseCopy, type Fixture, prepareFixture } from './throughput/fixture.js';
-import { LoadGenerator, type MeasuredTarget, measureWorkload } from './throughput/measure.js';
+import type { LoadJob } from './throughput/load-worker.js';
+import { LoadGenerator, type MeasuredTarget, type Measurement, measureWorkload } from './throughput/measure.js';
 import { findPgbench, runPgbench } from './throughput/pgbench.js';
 import { machine } from './throughput/proc.js';
-import { profileMarkdown, summariseProfile } from './throughput/profile.js';
+import { type ProfiledRun, profileMarkdown, summariseProfile } from './throughput/profile.js';
 import {
   aggregate,
   key,
@@ -34,11 +36,12 @@ import {
 import { freePort, type RunningServer, type ServerSpec, startServer, tail } from './throughput/server-process.js';
 import { compareWithFunil } from './throughput/sql-check.js';
 import { transpileHelpers } from './throughput/transpile.js';
-import { RUN_ORDER, WORKLOAD_IDS, type WorkloadId } from './throughput/workloads.js';
+import { RUN_ORDER, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './throughput/workloads.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const RESULTS = join(ROOT, 'bench', 'results');
 const POOL_SIZE = 10;
+/** The CPU profiler's sampling interval. */
+const PROFILE_INTERVAL_US = 500;
 const LOGGING =
   'Funil runs at its production default level (`info`: one JSON line per request) with stdout and stderr ' +
   'redirected to a file in the temporary directory (not a terminal, not /dev/null: the writes are real), ' +
@@ -53,9 +56,12 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '2' },
     targets: { type: 'string', default: TARGETS.join(',') },
     workloads: { type: 'string', default: WORKLOAD_IDS.join(',') },
+    profile: { type: 'string', default: 'W2' },
     'no-profile': { type: 'boolean', default: false },
+    results: { type: 'string', default: join(ROOT, 'bench', 'results') },
   },
 });
+const RESULTS = resolve(options.results);
 const settings = {
   durationSec: Number(options.duration ?? (options.quick ? 3 : 10)),
   warmupSec: Number(options.warmup ?? (options.quick ? 1 : 3)),
@@ -66,6 +72,7 @@ const selected = options.targets.split(',').map((name) => name.trim()) as Target
 const unknown = selected.filter((name) => !TARGETS.includes(name));
 if (unknown.length) throw new Error(`unknown target(s) ${unknown.join(', ')}; known: ${TARGETS.join(', ')}`);
 const workloads = RUN_ORDER.filter((id) => options.workloads.split(',').includes(id));
+const profiled = WORKLOAD_IDS.filter((id) => options.profile.split(',').includes(id));
 
 const started = new Date();
 const machineAtStart = machine();
@@ -178,8 +185,8 @@ async function main(): Promise<void> {
   }
 
   let profileNote: string | null = null;
-  if (!interrupted && !options['no-profile'] && targets.includes('funil-postgres')) {
-    profileNote = await profile(fixture, work, backendsOf);
+  if (!interrupted && !options['no-profile'] && profiled.length && targets.includes('funil-postgres')) {
+    profileNote = await profile(fixture, work, backendsOf, targets.includes('reference'));
   } else if (!options['no-profile']) {
     skipped.push({ target: 'profile', reason: 'needs the funil-postgres target (PostgreSQL)' });
   }
@@ -191,6 +198,7 @@ async function main(): Promise<void> {
     .map((row) => ({
       target: row.target,
       workload: row.workload,
+      samples: row.rounds.reduce((sum, r) => sum + (r.health?.samples ?? 0), 0),
       healthP50Ms: row.rounds.reduce((sum, r) => sum + (r.health?.p50Ms ?? 0), 0) / row.rounds.length,
       healthP99Ms: row.healthP99Ms as number,
       healthMaxMs: row.healthMaxMs as number,
@@ -297,22 +305,10 @@ async function runHttpTarget(
   running.add(load);
   try {
     const measured: MeasuredTarget = { server, ...(copy.name ? { databasePids } : {}) };
+    await warmUp(server, load, fixture);
     for (const workload of workloads) {
       if (interrupted) break;
-      const result = await measureWorkload(
-        measured,
-        load,
-        {
-          url: server.url,
-          token: fixture.tenant.token,
-          workload,
-          data: fixture.data,
-          connections: settings.connections,
-          warmupSec: settings.warmupSec,
-          durationSec: settings.durationSec,
-        },
-        () => os.loadavg()[0] ?? 0,
-      );
+      const result = await measureWorkload(measured, load, job(server, fixture, workload), () => os.loadavg()[0] ?? 0);
       record(target, workload, round, result);
     }
   } finally {
@@ -320,6 +316,26 @@ async function runHttpTarget(
     running.delete(load);
     await stopTracked(server);
   }
+}
+
+function job(server: RunningServer, fixture: Fixture, workload: WorkloadId, warmupSec = settings.warmupSec): LoadJob {
+  return {
+    url: server.url,
+    token: fixture.tenant.token,
+    workload,
+    data: fixture.data,
+    connections: settings.connections,
+    warmupSec,
+    durationSec: settings.durationSec,
+  };
+}
+
+/**
+ * A freshly started process runs the mixed workload once, unmeasured, so that every route has been
+ * through V8's optimising compiler before the first workload's own warm-up.
+ */
+async function warmUp(server: RunningServer, load: LoadGenerator, fixture: Fixture): Promise<void> {
+  await load.run({ ...job(server, fixture, 'W5', 0), durationSec: settings.warmupSec }, () => {});
 }
 
 async function startTracked(spec: ServerSpec, extraArgs: string[] = []): Promise<RunningServer> {
@@ -356,42 +372,56 @@ function record(
   );
 }
 
-/** funil-postgres under W2 with --cpu-prof; the profile is summarised in bench/results/profile-top.md. */
+/**
+ * funil-postgres and then the reference under each profiled workload (W2 unless --profile says
+ * otherwise) with --cpu-prof, each on a fresh copy of the data; summarised side by side in
+ * bench/results/profile-top.md.
+ */
 async function profile(
   fixture: Fixture,
   work: string,
   backendsOf: (copy: DatabaseCopy) => () => Promise<number[]>,
+  withReference: boolean,
 ): Promise<string> {
+  const documents: string[] = [];
+  for (const workload of profiled) {
+    const funil = await profileTarget('funil-postgres', workload, fixture, work, backendsOf);
+    const reference = withReference ? await profileTarget('reference', workload, fixture, work, backendsOf) : undefined;
+    const context =
+      `${workload} (${WORKLOADS[workload]}), ${settings.connections} connections, ${settings.warmupSec} s warm-up then ` +
+      `${settings.durationSec} s measured, \`node --cpu-prof --cpu-prof-interval ${PROFILE_INTERVAL_US}\`; only the ` +
+      `measured span counts. Run ${started.toISOString()}, commit ${commit()}, load average at start ` +
+      `${machineAtStart.loadAverage.map((v) => v.toFixed(2)).join(' / ')} on ${machineAtStart.cores} cores.`;
+    documents.push(profileMarkdown(workload, funil, reference, context));
+  }
+  const file = join(RESULTS, 'profile-top.md');
+  await writeFile(file, documents.join('\n'));
+  return `${relative(ROOT, file)} (generated each run); a reading of it in bench/results/profile-notes.md`;
+}
+
+async function profileTarget(
+  target: 'funil-postgres' | 'reference',
+  workload: WorkloadId,
+  fixture: Fixture,
+  work: string,
+  backendsOf: (copy: DatabaseCopy) => () => Promise<number[]>,
+): Promise<ProfiledRun> {
   const copy = await fixture.copyPostgres();
   try {
-    const dir = join(work, 'profile');
-    const name = 'funil-postgres-W2.cpuprofile';
-    const spec = serverSpec('funil-postgres', copy, fixture, '', join(work, 'profile.log'));
-    const server = await startTracked(spec, [
-      '--cpu-prof',
-      '--cpu-prof-interval',
-      '500',
-      '--cpu-prof-dir',
-      dir,
-      '--cpu-prof-name',
-      name,
-    ]);
+    const dir = join(work, 'profiles');
+    const name = `${target}-${workload}.cpuprofile`;
+    const spec = serverSpec(target, copy, fixture, '', join(work, `${target}-profile.log`));
+    const profiler = ['--cpu-prof', '--cpu-prof-interval', String(PROFILE_INTERVAL_US), '--cpu-prof-dir', dir];
+    const server = await startTracked(spec, [...profiler, '--cpu-prof-name', name]);
     const load = new LoadGenerator(ROOT);
     running.add(load);
-    let measured: Awaited<ReturnType<typeof measureWorkload>>;
+    let measured: Measurement;
     try {
+      await warmUp(server, load, fixture);
       measured = await measureWorkload(
         { server, databasePids: backendsOf(copy) },
         load,
-        {
-          url: server.url,
-          token: fixture.tenant.token,
-          workload: 'W2',
-          data: fixture.data,
-          connections: settings.connections,
-          warmupSec: settings.warmupSec,
-          durationSec: settings.durationSec,
-        },
+        job(server, fixture, workload),
         () => os.loadavg()[0] ?? 0,
       );
     } finally {
@@ -399,19 +429,17 @@ async function profile(
       running.delete(load);
       await stopTracked(server);
     }
-    log(`profiled funil-postgres W2: ${Math.round(measured.rps)} req/s under --cpu-prof`);
+    log(`profiled ${target} ${workload}: ${Math.round(measured.rps)} req/s under --cpu-prof`);
     const saved = join(RESULTS, 'profiles', name);
     await mkdir(join(RESULTS, 'profiles'), { recursive: true });
     await copyFile(join(dir, name), saved);
-    const summary = await summariseProfile(saved, measured.windowUs ?? undefined);
-    const context =
-      `funil-postgres, \`node --cpu-prof dist/server.js\`, W2 (GET /leads, 100 per page), ${settings.connections} connections, ` +
-      `${settings.warmupSec} s warm-up then ${settings.durationSec} s measured (the tables count the measured span only). ` +
-      `${Math.round(measured.rps)} req/s while profiled (the profiler costs some). ` +
-      `Run ${started.toISOString()}, commit ${commit()}. The profile itself: ${relative(ROOT, saved)} ` +
-      '(open it in Chrome DevTools › Performance, or VS Code).';
-    await writeFile(join(RESULTS, 'profile-top.md'), profileMarkdown(summary, context));
-    return `${relative(ROOT, join(RESULTS, 'profile-top.md'))} (generated), read in bench/results/profile-notes.md`;
+    return {
+      target,
+      summary: await summariseProfile(saved, measured.windowUs ?? undefined),
+      requests: measured.responses + (measured.health?.samples ?? 0),
+      rps: measured.rps,
+      file: relative(ROOT, saved),
+    };
   } finally {
     await copy.discard();
   }

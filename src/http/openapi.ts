@@ -87,7 +87,8 @@ function documentRoute(options: DocumentOptions, schema: FastifySchema | undefin
   // meet its Idempotency-Key still running (409) or reused (422).
   // Whatever a route's own schema lists, these follow from what it accepts.
   const responses: Record<string, Record<string, unknown>> = {
-    ...(base.body ? bodyErrors : {}),
+    // A DELETE may carry a body too, and is then parsed like any other.
+    ...(base.body || method === 'DELETE' ? bodyErrors : {}),
     ...(base.querystring ? (errorResponses(400) as object) : {}),
     ...(base.params ? (errorResponses(404) as object) : {}),
     ...(method === 'POST' && options.decorator === 'swagger' ? idempotencyErrors : {}),

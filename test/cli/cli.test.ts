@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { migratedDataDir } from '../helpers/test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ADMIN_TOKEN = 'cli-test-admin-token-0123456789abcdef0123';
@@ -125,6 +126,7 @@ async function buildCli(dir: string): Promise<string> {
 
 describe('funil CLI (SPEC §12, §9)', () => {
   let tempDir: string;
+  let dataDir: string;
   let server: FunilServer;
   let serverReady: Promise<void>;
   let cliMain: string;
@@ -164,8 +166,9 @@ describe('funil CLI (SPEC §12, §9)', () => {
 
   before(async () => {
     tempDir = await mkdtemp(join(tmpdir(), 'funil-cli-'));
-    server = new FunilServer(await freePort(), join(tempDir, 'data'));
-    // The first start on a fresh PGlite dir takes seconds: the tests that need no server go first.
+    dataDir = await migratedDataDir('funil-cli-data-');
+    server = new FunilServer(await freePort(), dataDir);
+    // Even on a migrated copy the start takes a moment: the tests that need no server go first.
     serverReady = server.start();
     serverReady.catch(() => {});
     cliMain = await buildCli(join(tempDir, 'package'));
@@ -174,6 +177,7 @@ describe('funil CLI (SPEC §12, §9)', () => {
   after(async () => {
     await server?.stop();
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('prints help and the version, exit code 0', async () => {

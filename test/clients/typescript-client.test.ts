@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
+import { migratedDataDir } from '../helpers/test-database.js';
 
 const run = promisify(execFile);
 const EXAMPLE = new URL('../../clients/typescript/examples/create-and-list.ts', import.meta.url).pathname;
@@ -16,7 +17,7 @@ describe('the generated TypeScript client (clients/typescript)', () => {
   let token: string;
 
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'funil-client-'));
+    dataDir = await migratedDataDir('funil-client-');
     server = await startServer({ FUNIL_DATA_DIR: dataDir });
     token = printedToken(server.output()) ?? '';
   });

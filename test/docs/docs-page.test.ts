@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { type ServerProcess, startServer } from '../helpers/server-process.js';
+import { migratedDataDir } from '../helpers/test-database.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
@@ -18,7 +19,7 @@ describe('the /docs page, as a person sees it', { skip: hasChromium ? false : `$
   let browser: Browser;
 
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'funil-docs-'));
+    dataDir = await migratedDataDir('funil-docs-');
     server = await startServer({ FUNIL_DATA_DIR: dataDir, FUNIL_BOOTSTRAP: 'false' });
     browser = await chromium.launch({
       executablePath: CHROMIUM,

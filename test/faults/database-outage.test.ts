@@ -26,12 +26,15 @@ interface Call {
 describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresSkipReason(), timeout: 120_000 }, () => {
   let own: OwnPostgres;
   let running: ServerProcess | undefined;
+  const loads = new Set<{ stop(): Promise<void> }>();
   let token: string | undefined;
 
   before(async () => {
     own = await startOwnPostgres();
   });
   after(async () => {
+    // Should a test fail halfway, its load must not run on.
+    for (const load of loads) await load.stop();
     await running?.stop(5_000);
     await own?.destroy();
   });
@@ -182,10 +185,11 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
       ...Array.from({ length: 6 }, (_, w) => loop('write', w)),
       ...Array.from({ length: 3 }, (_, w) => loop('read', w)),
     ];
-    return {
+    const load = {
       calls,
       created,
       async stop() {
+        loads.delete(load);
         await sleep(500);
         running = false;
         await Promise.all(workers);
@@ -202,6 +206,8 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
       count: (status: number) => calls.filter((c) => c.answer?.status === status).length,
       slowestMs: () => Math.round(Math.max(...calls.map((c) => c.answer?.ms ?? 0))),
     };
+    loads.add(load);
+    return load;
   }
 
   async function probe(url: string) {

@@ -369,4 +369,13 @@ const id = fc.oneof(
   ),
 );
 
-export const hostile = { body, writeHeaders, headers, query, id, encode };
+/** For one route: half the time a body valid for it (so writes go through), else anything. */
+function bodyFor(path: string): fc.Arbitrary<string> {
+  const valid = path.endsWith('/status') ? validStatus : path.startsWith('/leads') ? validLead : validCustomer;
+  return fc.oneof(
+    valid.map((o) => JSON.stringify(o)),
+    body,
+  );
+}
+
+export const hostile = { body, bodyFor, writeHeaders, headers, query, id, encode };

@@ -1,38 +1,56 @@
 import assert from 'node:assert/strict';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import pino from 'pino';
+import { openDatabase } from '../../src/db/database.js';
+import { startHealthProbe } from '../helpers/health-probe.js';
 import { type HttpAnswer, send, sleep } from '../helpers/http-client.js';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
 import { API, TestContext } from '../helpers/test-app.js';
-import { createPgliteDatabase } from '../helpers/test-database.js';
+import { pgliteTemplate } from '../helpers/test-database.js';
 import { assertServiceUnavailable } from './service-unavailable.js';
 import { createStore, type Store } from './stores.js';
 
 const LEADS = '/api/external/v1/leads';
 const BURST = Number(process.env.FUNIL_BURST_REQUESTS ?? 2_000);
-const CONCURRENCY = Number(process.env.FUNIL_BURST_CONCURRENCY ?? 200);
+const CONCURRENCY = Number(process.env.FUNIL_BURST_CONCURRENCY ?? 300);
 /** SPEC §12: `/health` answers within a second even under load. */
 const HEALTH_WITHIN_MS = 1_000;
 
 describe('the embedded database under a backlog of queries', () => {
   it('lets the event loop turn between queries, so that /health, timers and signals are served (PGlite runs on this thread)', async () => {
-    const testDatabase = await createPgliteDatabase();
+    const dataDir = await mkdtemp(join(tmpdir(), 'funil-backlog-'));
+    await cp(await pgliteTemplate(), dataDir, { recursive: true });
+    // However slow the machine, the queries must wait for their turn rather than give up.
+    const database = await openDatabase({
+      dataDir,
+      poolSize: 1,
+      logger: pino({ level: 'silent' }),
+      connectTimeoutMs: 60_000,
+    });
     try {
       let turns = 0;
       const ticker = setInterval(() => turns++, 1);
       const started = performance.now();
-      await Promise.all(
-        Array.from({ length: 100 }, () =>
-          sql`select count(*) from generate_series(1, 20000)`.execute(testDatabase.database.db),
-        ),
+      const results = await Promise.allSettled(
+        Array.from({ length: 100 }, () => sql`select count(*) from generate_series(1, 20000)`.execute(database.db)),
+      );
+      const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      assert.deepEqual(
+        rejected.map((r) => String(r.reason)),
+        [],
       );
       const tookMs = performance.now() - started;
       clearInterval(ticker);
       // Back to back, 100 queries would not let a single timer fire until the last one is done.
       assert.ok(turns >= 20, `the loop turned ${turns} times in ${Math.round(tookMs)} ms of queries`);
     } finally {
-      await testDatabase.destroy();
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
@@ -41,38 +59,48 @@ describe('load shedding on event-loop delay', () => {
   const ctx = new TestContext('pglite', { FUNIL_MAX_EVENT_LOOP_DELAY_MS: '100' });
   before(() => ctx.start());
   after(() => ctx.stop());
+  // Straight through inject: ctx.request's contract check would load the OpenAPI document first,
+  // and that request could be shed as well.
+  const get = async (url: string, headers: Record<string, string> = {}) => {
+    const response = await ctx.app.inject({ method: 'GET', url, headers });
+    const json = String(response.headers['content-type']).startsWith('application/json');
+    return { status: response.statusCode, headers: response.headers, body: json ? response.json() : response.body };
+  };
 
   it('while the event loop lags, answers 503 service_unavailable + Retry-After, but /health 200; then serves again', async () => {
     const tenant = await ctx.tenant();
-    // Starting the app (opening PGlite) stalls the loop too: wait for calm first.
-    for (let i = 0; ctx.app.isUnderPressure() && i < 200; i++) await sleep(10);
-    assert.equal((await ctx.request('GET', `${API}/leads`, { token: tenant.token })).status, 200);
-    // A stall of the event loop, as a flood of work would cause: the next sample sees it.
-    const until = performance.now() + 400;
+    const auth = { authorization: `Bearer ${tenant.token}`, 'accept-language': 'en' };
+    // A stall of the event loop, as a flood of work causes. Long enough that the mean delay of the
+    // sample it falls in (250 ms of 10 ms ticks, then the stall) is over 100 ms wherever it starts.
+    const until = performance.now() + 3_000;
     while (performance.now() < until) {
       // Busy on purpose.
     }
     for (let i = 0; !ctx.app.isUnderPressure() && i < 100; i++) await sleep(5);
-    const [shed, health] = await Promise.all([
-      ctx.request('GET', `${API}/leads`, { token: tenant.token, headers: { 'accept-language': 'en' } }),
-      ctx.request('GET', '/health'),
-    ]);
+    const [shed, health] = await Promise.all([get(`${API}/leads`, auth), get('/health')]);
     assertServiceUnavailable(shed, 'a request while the loop lags');
     assert.equal(shed.body.error, 'The server is overloaded. Try again shortly.');
     assert.equal(health.status, 200, '/health is never shed');
 
-    for (let i = 0; ctx.app.isUnderPressure() && i < 200; i++) await sleep(10);
-    assert.equal((await ctx.request('GET', `${API}/leads`, { token: tenant.token })).status, 200);
+    // Once the loop is calm again (on a busy machine that may take a few samples), it serves.
+    let served = await get(`${API}/leads`, auth);
+    for (let i = 0; served.status === 503 && i < 100; i++) {
+      await sleep(100);
+      served = await get(`${API}/leads`, auth);
+    }
+    assert.equal(served.status, 200);
   });
 });
 
 describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, () => {
   let store: Store;
   let server: ServerProcess | undefined;
+  let probe: Awaited<ReturnType<typeof startHealthProbe>> | undefined;
   before(async () => {
     store = await createStore('pglite');
   });
   after(async () => {
+    await probe?.stop();
     await server?.stop(5_000);
     await store?.destroy();
   });
@@ -83,9 +111,9 @@ describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, ()
       FUNIL_RATE_LIMIT: '10000000',
       // Low enough that this burst trips it on any machine; the default (500 ms) is for production.
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: process.env.FUNIL_BURST_MAX_DELAY_MS ?? '25',
-      // And a short wait for the one embedded connection, so that a queue longer than half a second
-      // is shed too, however fast the machine.
-      FUNIL_DB_CONNECT_TIMEOUT_MS: '500',
+      // And a short wait for the one embedded connection: 300 requests at once queue longer than
+      // this however fast the machine, so some are shed there too.
+      FUNIL_DB_CONNECT_TIMEOUT_MS: '100',
     });
     const token = printedToken(server.output());
     assert.ok(token);
@@ -109,22 +137,7 @@ describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, ()
     warmAgent.destroy();
 
     // The probe: one kept-alive connection, opened before the burst.
-    const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-    assert.equal((await send(`${url}/health`, { agent: probeAgent })).status, 200);
-    const probes: Array<{ status: number | string; ms: number }> = [];
-    let bursting = true;
-    const probing = (async () => {
-      while (bursting) {
-        const started = performance.now();
-        try {
-          const answer = await send(`${url}/health`, { agent: probeAgent, timeoutMs: 10_000 });
-          probes.push({ status: answer.status, ms: answer.ms });
-        } catch (error) {
-          probes.push({ status: String(error), ms: performance.now() - started });
-        }
-        await sleep(100);
-      }
-    })();
+    probe = await startHealthProbe(url);
 
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const answers: HttpAnswer[] = [];
@@ -150,10 +163,8 @@ describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, ()
       }),
     );
     const burstMs = Math.round(performance.now() - started);
-    bursting = false;
-    await probing;
+    const probes = await probe.stop();
     agent.destroy();
-    probeAgent.destroy();
 
     const statuses = new Map<number, number>();
     for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
@@ -174,10 +185,6 @@ describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, ()
     );
     for (const answer of unavailable) assertServiceUnavailable(answer, 'a shed request');
     assert.ok(unavailable.length > 0, `some requests are shed (${JSON.stringify(Object.fromEntries(statuses))})`);
-    assert.ok(
-      answers.some((answer) => answer.status === 200 || answer.status === 201),
-      'and some are served',
-    );
 
     assert.ok(probes.length >= 3, `probed /health ${probes.length} times during the burst`);
     assert.deepEqual(
@@ -185,11 +192,15 @@ describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, ()
       [],
       '/health answered 200 within a second every time',
     );
+    // Once the burst is over it serves again, by itself.
     let ready = await send(`${url}/ready`);
-    for (let i = 0; ready.status !== 200 && i < 50; i++) {
+    let list = await send(`${url}${LEADS}?limit=20`, { headers });
+    for (let i = 0; (ready.status !== 200 || list.status !== 200) && i < 50; i++) {
       await sleep(100);
       ready = await send(`${url}/ready`);
+      list = await send(`${url}${LEADS}?limit=20`, { headers });
     }
     assert.equal(ready.status, 200, 'ready again within 5 s of the burst');
+    assert.equal(list.status, 200, 'serving again within 5 s of the burst');
   });
 });

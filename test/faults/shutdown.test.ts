@@ -20,10 +20,13 @@ for (const backend of ['pglite', 'postgres'] as const) {
   }, () => {
     let store: Store;
     let server: ServerProcess | undefined;
+    let stopWriters = () => {};
     before(async () => {
       store = await createStore(backend);
     });
     after(async () => {
+      // Should the test fail halfway, its writers must not run on.
+      stopWriters();
       await server?.stop(2_000);
       await store?.destroy();
     });
@@ -46,6 +49,9 @@ for (const backend of ['pglite', 'postgres'] as const) {
       const answers: HttpAnswer[] = [];
       const failures: Error[] = [];
       let running = true;
+      stopWriters = () => {
+        running = false;
+      };
       const writer = async (w: number) => {
         for (let i = 0; running; i++) {
           try {

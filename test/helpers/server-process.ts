@@ -29,7 +29,7 @@ export async function freePort(): Promise<number> {
 /** Starts `src/server.ts` as a real process; waits until /health answers unless `waitReady` is false. */
 export async function startServer(
   env: Record<string, string>,
-  { waitReady = true, timeoutMs = 30_000 } = {},
+  { waitReady = true, timeoutMs = 60_000 } = {},
 ): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {

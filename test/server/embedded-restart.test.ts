@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
+import { migratedDataDir } from '../helpers/test-database.js';
 
 const API = '/api/external/v1';
 
@@ -17,7 +18,7 @@ describe('the embedded server as a process (SPEC §9, §11, §12)', () => {
   };
 
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'funil-restart-'));
+    dataDir = await migratedDataDir('funil-restart-');
   });
   after(async () => {
     await Promise.all(running.map((server) => server.stop(5_000)));
