@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
