@@ -77,8 +77,10 @@ export async function prepareFixture(postgresUrl: string | undefined): Promise<F
       await seed(scratch.bulk, tenant);
       await pgbenchIdTables(scratch.bulk);
       rendered = await render(scratch.bulk, tenant);
-      const version = await sql<{ v: string }>`show server_version`.execute(scratch.bulk);
-      postgresVersion = version.rows[0]?.v;
+      const version = await sql<{ version: string }>`select current_setting('server_version') as version`.execute(
+        scratch.bulk,
+      );
+      postgresVersion = version.rows[0]?.version;
       await closeWithoutDropping(scratch);
       postgresTemplate = scratch.name;
     }
