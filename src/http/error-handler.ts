@@ -88,11 +88,7 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (isInvalidTextError(error)) {
     return validationFailed([{ field: 'body', message: fieldMessage('body', fieldMessages.noNul()) }]);
   }
-  if (isDatabaseUnavailable(error)) {
-    return new ApiError(503, 'service_unavailable', messages.serviceUnavailable, undefined, undefined, {
-      'retry-after': '5',
-    });
-  }
+  if (isDatabaseUnavailable(error)) return serviceUnavailable();
   if (error.statusCode === 400) return validationFailed([], messages.invalidRequest);
   if (error.statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
   if (error.statusCode === 415) return new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType);
