@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.js';
 import { forbidden } from '../http/errors.js';
 import { messages } from '../http/messages.js';
+import type { PresentedToken } from '../http/presented-token.js';
 import type { Scope } from './scopes.js';
-import { hashToken, looksLikeToken } from './token-secret.js';
 
 export interface Principal {
   readonly tokenId: string;
@@ -34,10 +34,10 @@ export class TokenAuthenticator {
   }
 
   /** Resolves a bearer token to its principal or throws the 403 that names the cause. */
-  async authenticate(token: string | undefined, requiredScope: Scope | undefined): Promise<Principal> {
-    if (token === undefined) throw forbidden(messages.tokenMissing);
-    if (!looksLikeToken(token)) throw forbidden(messages.tokenInvalid);
-    const record = await this.#lookup(hashToken(token));
+  async authenticate(presented: PresentedToken, requiredScope: Scope | undefined): Promise<Principal> {
+    if (presented.token === undefined) throw forbidden(messages.tokenMissing);
+    if (presented.hash === undefined) throw forbidden(messages.tokenInvalid);
+    const record = await this.#lookup(presented.hash);
     if (record === null) throw forbidden(messages.tokenInvalid);
     if (record.revokedAt !== null) throw forbidden(messages.tokenRevoked);
     if (record.expiresAt !== null && record.expiresAt.getTime() <= Date.now()) {

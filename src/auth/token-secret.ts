@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const TOKEN_PREFIX = 'fnl_';
 /** `fnl_` + at least 43 URL-safe characters (≥ 256 bits), SPEC §5. */
@@ -16,7 +16,7 @@ export function generateTokenSecret(): NewTokenSecret {
 }
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 export function looksLikeToken(value: string): boolean {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
-import { bearerOf } from '../auth/token-secret.js';
+import { presentedToken } from './presented-token.js';
 import { appendOnRequest } from './route-hooks.js';
 
 declare module 'fastify' {
@@ -29,7 +29,7 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     if (config.public) return;
     const scope = config.scope;
     appendOnRequest(route, async (request) => {
-      const principal = await authenticator.authenticate(bearerOf(request.headers.authorization), scope);
+      const principal = await authenticator.authenticate(presentedToken(request), scope);
       request.principal = principal;
       request.tenantId = principal.tenantId;
     });

@@ -14,13 +14,14 @@ export function installDraining(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     draining = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!draining) return;
+  // Callback hooks, not async ones: they run on every request, and a promise each is not free.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!draining) return done();
     reply.header('connection', 'close');
-    throw serviceUnavailable(messages.shuttingDown, 1);
+    done(serviceUnavailable(messages.shuttingDown, 1));
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
 }

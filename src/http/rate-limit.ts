@@ -2,9 +2,9 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { bearerOf, hashToken, looksLikeToken } from '../auth/token-secret.js';
 import { ApiError } from './errors.js';
 import { messages } from './messages.js';
+import { presentedToken } from './presented-token.js';
 
 /** Counters in Redis when a URL is given (shared by every instance), else in this process. */
 export async function openRateLimitStore(redisUrl: string | undefined, logger: Logger): Promise<Redis | undefined> {
@@ -27,8 +27,8 @@ export async function openRateLimitStore(redisUrl: string | undefined, logger: L
 
 /** A well-formed bearer token is its own bucket (SPEC §10: per token); anything else counts per address. */
 function rateLimitKey(request: FastifyRequest): string {
-  const token = bearerOf(request.headers.authorization);
-  return token !== undefined && looksLikeToken(token) ? `token:${hashToken(token)}` : `ip:${request.ip}`;
+  const { hash } = presentedToken(request);
+  return hash !== undefined ? `token:${hash}` : `ip:${request.ip}`;
 }
 
 /**

@@ -11,11 +11,15 @@ export class RequestDeadlineError extends Error {
 }
 
 interface Clock {
-  timer: NodeJS.Timeout | undefined;
-  armedAt: number;
+  readonly reply: FastifyReply;
   /** Time already spent on the request, not counting the upload of its body. */
   spentMs: number;
+  /** When the clock last started; undefined while the body arrives. */
+  runningSince: number | undefined;
 }
+
+/** How often in-flight requests are checked: a deadline is met within this much. */
+const MAX_SWEEP_INTERVAL_MS = 100;
 
 /**
  * SPEC §2: an answer within 5 s, never a hang, even when a query never comes back (a database
@@ -24,41 +28,59 @@ interface Clock {
  * requestTimeout). Once the 503 is sent, Fastify runs none of the request's remaining hooks nor
  * its handler; only a step already under way finishes on its own.
  *
+ * One sweep over the requests in flight instead of a timer and a listener per request: that is
+ * on the path of every request, and the deadline needs no finer grain than the sweep's.
+ *
  * Not Fastify's `handlerTimeout`: that one is disarmed as soon as a request body has been read,
  * that is on every write (fastify/fastify#6725).
  */
 export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void {
   const clocks = new WeakMap<FastifyRequest, Clock>();
+  const inFlight = new Set<Clock>();
 
-  const arm = (request: FastifyRequest, reply: FastifyReply, clock: Clock) => {
-    clock.armedAt = performance.now();
-    clock.timer = setTimeout(() => {
-      if (reply.sent || reply.raw.headersSent) return;
-      reply.send(new RequestDeadlineError(timeoutMs));
-    }, timeoutMs - clock.spentMs);
-    clock.timer.unref();
-    clocks.set(request, clock);
-  };
-  const disarm = (clock: Clock | undefined) => {
-    if (clock?.timer === undefined) return;
-    clearTimeout(clock.timer);
-    clock.timer = undefined;
-    clock.spentMs += performance.now() - clock.armedAt;
-  };
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const clock of inFlight) {
+        const { raw } = clock.reply;
+        if (raw.writableEnded || raw.destroyed) {
+          inFlight.delete(clock);
+        } else if (clock.runningSince !== undefined && clock.spentMs + now - clock.runningSince >= timeoutMs) {
+          inFlight.delete(clock);
+          if (!clock.reply.sent && !raw.headersSent) clock.reply.send(new RequestDeadlineError(timeoutMs));
+        }
+      }
+    },
+    Math.min(MAX_SWEEP_INTERVAL_MS, Math.max(1, Math.floor(timeoutMs / 20))),
+  );
+  sweep.unref();
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep);
+    done();
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
-    const clock: Clock = { timer: undefined, armedAt: 0, spentMs: 0 };
-    arm(request, reply, clock);
-    reply.raw.once('close', () => disarm(clock));
+    const clock: Clock = { reply, spentMs: 0, runningSince: performance.now() };
+    clocks.set(request, clock);
+    inFlight.add(clock);
     done();
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    disarm(clocks.get(request));
+    const clock = clocks.get(request);
+    if (clock?.runningSince !== undefined) {
+      clock.spentMs += performance.now() - clock.runningSince;
+      clock.runningSince = undefined;
+    }
     done(null, payload);
   });
-  app.addHook('preValidation', (request, reply, done) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const clock = clocks.get(request);
-    if (clock) arm(request, reply, clock);
+    if (clock) clock.runningSince = performance.now();
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    const clock = clocks.get(request);
+    if (clock) inFlight.delete(clock);
     done();
   });
 }

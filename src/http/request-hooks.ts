@@ -12,10 +12,11 @@ declare module 'fastify' {
 
 /** Echoes the request id on every answer and writes one log line per request (SPEC §12). */
 export function installRequestHooks(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         tenant: request.tenantId,
@@ -26,6 +27,7 @@ export function installRequestHooks(app: FastifyInstance): void {
       },
       'request',
     );
+    done();
   });
 }
 

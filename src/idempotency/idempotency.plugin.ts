@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { ApiError, validationFailed } from '../http/errors.js';
 import { fieldMessage, messages } from '../http/messages.js';
+import { appendRouteHook } from '../http/route-hooks.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
 declare module 'fastify' {
@@ -29,8 +30,7 @@ const PURGE_INTERVAL_MS = 60 * 60_000;
 export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   const records = new IdempotencyRepository(db);
 
-  app.addHook('preHandler', async (request, reply) => {
-    if (request.method !== 'POST') return;
+  const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
     const key = request.headers[HEADER];
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY_SHAPE.test(key)) {
@@ -56,9 +56,9 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
           .type('application/json; charset=utf-8')
           .send(claim.response.body);
     }
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const recordAnswer: onSendAsyncHookHandler = async (request, reply, payload) => {
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
     request.idempotencyClaim = undefined;
@@ -79,6 +79,14 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
       request.log.error({ err: error }, 'could not record the idempotent answer');
     }
     return payload;
+  };
+
+  // On the POST routes only: the other routes pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    appendRouteHook(route, 'preHandler', claimKey);
+    appendRouteHook(route, 'onSend', recordAnswer);
   });
 
   const purge = setInterval(() => {
