@@ -3,7 +3,8 @@ import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
-import { conditionalWrite, type ExpectedVersions } from '../db/precondition.js';
+import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
+import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
 import type { CustomerTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
@@ -72,9 +73,87 @@ const CUSTOMER_COLUMNS = [
 
 const EMAIL_KEY = 'customers_tenant_email_key';
 
+interface CustomerKey {
+  tenantId: string;
+  id: string;
+}
+
+/** What an update sets, whether it rebuilds the name, whether it carries an If-Match condition. */
+interface WriteShape {
+  columns: readonly (keyof CustomerValues)[];
+  nameFromParts: boolean;
+  conditional: boolean;
+}
+
+type WriteParams = CustomerKey & Partial<CustomerValues> & { versions?: readonly number[] };
+
 /** Every query takes the tenant first: a customer of another tenant does not exist here. */
 export class CustomerRepository {
-  constructor(private readonly db: Db) {}
+  readonly #find: PreparedQuery<CustomerKey, CustomerRow>;
+  readonly #create: PreparedQuery<CustomerValues & CustomerKey, CustomerRow>;
+  readonly #update: PreparedByShape<WriteShape, WriteParams, CustomerRow>;
+  readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
+
+  constructor(private readonly db: Db) {
+    this.#find = new PreparedQuery(db, (p) =>
+      db.selectFrom('customers').select(CUSTOMER_COLUMNS).where('tenantId', '=', p.tenantId).where('id', '=', p.id),
+    );
+    this.#create = new PreparedQuery(db, (p) =>
+      db
+        .insertInto('customers')
+        .values({
+          name: p.name,
+          email: p.email,
+          firstName: p.firstName,
+          lastName: p.lastName,
+          phone: p.phone,
+          status: p.status,
+          type: p.type,
+          value: p.value,
+          autoPayment: p.autoPayment,
+          notes: p.notes,
+          id: p.id,
+          tenantId: p.tenantId,
+        })
+        .returning(CUSTOMER_COLUMNS),
+    );
+    this.#update = new PreparedByShape<WriteShape, WriteParams, CustomerRow>(
+      db,
+      (shape) => `${writeShapeKey(shape)}|${shape.nameFromParts}`,
+      (shape, p) => {
+        const changes: Record<string, unknown> = {
+          ...Object.fromEntries(shape.columns.map((column) => [column, p[column]])),
+          updatedAt: sql<Date>`clock_timestamp()`,
+          version: sql<number>`version + 1`,
+        };
+        if (shape.nameFromParts) {
+          const first = shape.columns.includes('firstName') ? sql`${p.firstName}::text` : sql.ref('firstName');
+          const last = shape.columns.includes('lastName') ? sql`${p.lastName}::text` : sql.ref('lastName');
+          // Both parts cleared leave the name as it was: a name cannot be cleared.
+          changes.name = sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})`;
+        }
+        // Locked before updatedAt is taken: see LeadRepository.
+        const query = db
+          .with('locked', (locked) =>
+            locked
+              .selectFrom('customers')
+              .select('id as lockedId')
+              .where('tenantId', '=', p.tenantId)
+              .where('id', '=', p.id)
+              .forUpdate(),
+          )
+          .updateTable('customers')
+          .from('locked')
+          .set(changes)
+          .whereRef('customers.id', '=', 'locked.lockedId');
+        return (shape.conditional ? query.where(versionIn(p.versions)) : query).returning(CUSTOMER_COLUMNS);
+      },
+    );
+    this.#delete = new PreparedByShape(db, String, (conditional, p) => {
+      const query = db.deleteFrom('customers').where('tenantId', '=', p.tenantId).where('id', '=', p.id);
+      return (conditional ? query.where(versionIn(p.versions)) : query).returning('id');
+    });
+  }
 
   /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
   list(tenantId: string, filters: CustomerFilters, page: KeysetPage<CustomerRow>): Promise<CustomerRow[]> {
@@ -83,21 +162,14 @@ export class CustomerRepository {
   }
 
   find(tenantId: string, id: string): Promise<CustomerRow | undefined> {
-    return this.db
-      .selectFrom('customers')
-      .select(CUSTOMER_COLUMNS)
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return this.#find.first({ tenantId, id });
   }
 
   create(tenantId: string, values: CustomerValues): Promise<CustomerRow> {
-    return this.#mapEmailConflict(tenantId, values.email, () =>
-      this.db
-        .insertInto('customers')
-        .values({ ...values, id: newId(), tenantId })
-        .returning(CUSTOMER_COLUMNS)
-        .executeTakeFirstOrThrow(),
+    return this.#mapEmailConflict(
+      tenantId,
+      values.email,
+      () => this.#create.first({ ...values, id: newId(), tenantId }) as Promise<CustomerRow>,
     );
   }
 
@@ -111,37 +183,13 @@ export class CustomerRepository {
     patch: CustomerPatch,
     expected?: ExpectedVersions,
   ): Promise<CustomerRow | undefined> {
-    const { nameFromParts, ...values } = patch;
-    const changes: Record<string, unknown> = {
-      ...values,
-      updatedAt: sql<Date>`clock_timestamp()`,
-      version: sql<number>`version + 1`,
-    };
-    if (nameFromParts) {
-      const first = 'firstName' in values ? sql`${values.firstName}::text` : sql.ref('firstName');
-      const last = 'lastName' in values ? sql`${values.lastName}::text` : sql.ref('lastName');
-      // Both parts cleared leave the name as it was: a name cannot be cleared.
-      changes.name = sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})`;
-    }
-    // Locked before updatedAt is taken: see LeadRepository.update.
-    let query = this.db
-      .with('locked', (db) =>
-        db
-          .selectFrom('customers')
-          .select('id as lockedId')
-          .where('tenantId', '=', tenantId)
-          .where('id', '=', id)
-          .forUpdate(),
-      )
-      .updateTable('customers')
-      .from('locked')
-      .set(changes)
-      .whereRef('customers.id', '=', 'locked.lockedId');
-    if (expected?.length) query = query.where('version', 'in', expected);
+    const { nameFromParts = false, ...values } = patch;
+    const columns = Object.keys(values) as (keyof CustomerValues)[];
+    const statement = this.#update.for({ columns, nameFromParts, conditional: expected !== undefined });
     return this.#mapEmailConflict(tenantId, values.email, () =>
       conditionalWrite(
         expected,
-        () => query.returning(CUSTOMER_COLUMNS).executeTakeFirst(),
+        () => statement.first({ ...values, tenantId, id, versions: expected }),
         () => this.#exists(tenantId, id),
       ),
     );
@@ -149,11 +197,10 @@ export class CustomerRepository {
 
   /** Deletes in one statement, the If-Match condition included; false when the customer is not in the tenant. */
   async delete(tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
-    let query = this.db.deleteFrom('customers').where('tenantId', '=', tenantId).where('id', '=', id);
-    if (expected?.length) query = query.where('version', 'in', expected);
+    const statement = this.#delete.for(expected !== undefined);
     const deleted = await conditionalWrite(
       expected,
-      () => query.returning('id').executeTakeFirst(),
+      () => statement.first({ tenantId, id, versions: expected }),
       () => this.#exists(tenantId, id),
     );
     return deleted !== undefined;

@@ -1,3 +1,5 @@
+import { type Expression, type SqlBool, sql } from 'kysely';
+
 /**
  * The versions an `If-Match` allows a write to apply to (SPEC §8); `undefined` sets no condition.
  * An empty list matches no version at all (only weak or malformed tags were sent).
@@ -24,4 +26,14 @@ export async function conditionalWrite<T>(
   if (row !== undefined || expected === undefined) return row;
   if (await exists()) throw new PreconditionFailedError();
   return undefined;
+}
+
+/** `version = any($n)`: one parameter however many versions the If-Match lists, so one statement text. */
+export function versionIn(versions: readonly number[] | undefined): Expression<SqlBool> {
+  return sql<SqlBool>`version = any(${versions})`;
+}
+
+/** The key of a conditional write's statement: the columns it sets, and whether it has a condition. */
+export function writeShapeKey(shape: { columns: readonly string[]; conditional: boolean }): string {
+  return `${shape.columns.join(',')}|${shape.conditional}`;
 }

@@ -2,7 +2,8 @@ import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
-import { conditionalWrite, type ExpectedVersions } from '../db/precondition.js';
+import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
+import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
 import type { LeadTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
@@ -75,9 +76,75 @@ export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListRow>> = {
   },
 };
 
+interface LeadKey {
+  tenantId: string;
+  id: string;
+}
+
+/** What an update sets, and whether it carries an If-Match condition: each shape is one statement. */
+interface WriteShape {
+  columns: readonly (keyof LeadValues)[];
+  conditional: boolean;
+}
+
+type WriteParams = LeadKey & Partial<LeadValues> & { versions?: readonly number[] };
+
 /** Every query takes the tenant first: a lead of another tenant does not exist here. */
 export class LeadRepository {
-  constructor(private readonly db: Db) {}
+  readonly #find: PreparedQuery<LeadKey, LeadRow>;
+  readonly #create: PreparedQuery<LeadValues & LeadKey & { createdBy: string }, LeadRow>;
+  readonly #update: PreparedByShape<WriteShape, WriteParams, LeadRow>;
+  readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
+
+  constructor(private readonly db: Db) {
+    this.#find = new PreparedQuery(db, (p) =>
+      db.selectFrom('leads').select(LEAD_COLUMNS).where('tenantId', '=', p.tenantId).where('id', '=', p.id),
+    );
+    this.#create = new PreparedQuery(db, (p) =>
+      db
+        .insertInto('leads')
+        .values({
+          name: p.name,
+          email: p.email,
+          phone: p.phone,
+          source: p.source,
+          status: p.status,
+          score: p.score,
+          lastContact: p.lastContact,
+          notes: p.notes,
+          id: p.id,
+          tenantId: p.tenantId,
+          createdBy: p.createdBy,
+        })
+        .returning(LEAD_COLUMNS),
+    );
+    // The row is locked before updatedAt is taken, so a write that waited for another one gets a
+    // later time than it (SPEC §6: a walker by updatedAt does not pass it by).
+    this.#update = new PreparedByShape<WriteShape, WriteParams, LeadRow>(db, writeShapeKey, (shape, p) => {
+      const query = db
+        .with('locked', (locked) =>
+          locked
+            .selectFrom('leads')
+            .select('id as lockedId')
+            .where('tenantId', '=', p.tenantId)
+            .where('id', '=', p.id)
+            .forUpdate(),
+        )
+        .updateTable('leads')
+        .from('locked')
+        .set({
+          ...Object.fromEntries(shape.columns.map((column) => [column, p[column]])),
+          updatedAt: sql<Date>`clock_timestamp()`,
+          version: sql<number>`version + 1`,
+        })
+        .whereRef('leads.id', '=', 'locked.lockedId');
+      return (shape.conditional ? query.where(versionIn(p.versions)) : query).returning(LEAD_COLUMNS);
+    });
+    this.#delete = new PreparedByShape(db, String, (conditional, p) => {
+      const query = db.deleteFrom('leads').where('tenantId', '=', p.tenantId).where('id', '=', p.id);
+      return (conditional ? query.where(versionIn(p.versions)) : query).returning('id');
+    });
+  }
 
   /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
   list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListRow>): Promise<LeadListRow[]> {
@@ -86,20 +153,11 @@ export class LeadRepository {
   }
 
   find(tenantId: string, id: string): Promise<LeadRow | undefined> {
-    return this.db
-      .selectFrom('leads')
-      .select(LEAD_COLUMNS)
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return this.#find.first({ tenantId, id });
   }
 
   create(tenantId: string, createdBy: string, values: LeadValues): Promise<LeadRow> {
-    return this.db
-      .insertInto('leads')
-      .values({ ...values, id: newId(), tenantId, createdBy })
-      .returning(LEAD_COLUMNS)
-      .executeTakeFirstOrThrow();
+    return this.#create.first({ ...values, id: newId(), tenantId, createdBy }) as Promise<LeadRow>;
   }
 
   /**
@@ -112,36 +170,21 @@ export class LeadRepository {
     patch: Partial<LeadValues>,
     expected?: ExpectedVersions,
   ): Promise<LeadRow | undefined> {
-    // The row is locked before updatedAt is taken, so a write that waited for another one gets a
-    // later time than it (SPEC §6: a walker by updatedAt does not pass it by).
-    let query = this.db
-      .with('locked', (db) =>
-        db
-          .selectFrom('leads')
-          .select('id as lockedId')
-          .where('tenantId', '=', tenantId)
-          .where('id', '=', id)
-          .forUpdate(),
-      )
-      .updateTable('leads')
-      .from('locked')
-      .set({ ...patch, updatedAt: sql<Date>`clock_timestamp()`, version: sql<number>`version + 1` })
-      .whereRef('leads.id', '=', 'locked.lockedId');
-    if (expected?.length) query = query.where('version', 'in', expected);
+    const columns = Object.keys(patch) as (keyof LeadValues)[];
+    const statement = this.#update.for({ columns, conditional: expected !== undefined });
     return conditionalWrite(
       expected,
-      () => query.returning(LEAD_COLUMNS).executeTakeFirst(),
+      () => statement.first({ ...patch, tenantId, id, versions: expected }),
       () => this.#exists(tenantId, id),
     );
   }
 
   /** Deletes in one statement, the If-Match condition included; false when the lead is not in the tenant. */
   async delete(tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
-    let query = this.db.deleteFrom('leads').where('tenantId', '=', tenantId).where('id', '=', id);
-    if (expected?.length) query = query.where('version', 'in', expected);
+    const statement = this.#delete.for(expected !== undefined);
     const deleted = await conditionalWrite(
       expected,
-      () => query.returning('id').executeTakeFirst(),
+      () => statement.first({ tenantId, id, versions: expected }),
       () => this.#exists(tenantId, id),
     );
     return deleted !== undefined;

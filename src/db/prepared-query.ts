@@ -1,0 +1,70 @@
+import type { Compilable, CompiledQuery } from 'kysely';
+import type { Db } from './database.js';
+
+/** Stands for a named value while a statement is compiled; each run puts the caller's value in its place. */
+class Placeholder {
+  constructor(readonly name: string) {}
+}
+
+/** An object whose every property is the placeholder of that name, typed as the value it stands for. */
+function placeholders<Params extends object>(): Params {
+  return new Proxy({}, { get: (_target, name) => new Placeholder(String(name)) }) as Params;
+}
+
+/**
+ * A statement Kysely builds and compiles once, then runs with new values each time. On the hot
+ * paths, building the query tree, renaming it to snake_case and compiling it cost more than the
+ * rest of the request's own code (bench/results/profile-notes.md); the text never changes, only
+ * the values do. Only for statements whose shape does not depend on their values (for those that
+ * do, see PreparedByShape).
+ */
+export class PreparedQuery<Params extends object, Row> {
+  readonly #db: Db;
+  readonly #compiled: CompiledQuery<Row>;
+  /** Where each `$n` comes from: a named value of the run, or a constant of the statement. */
+  readonly #bindings: readonly ({ name: keyof Params } | { constant: unknown })[];
+
+  constructor(db: Db, build: (params: Params) => Compilable<Row>) {
+    this.#db = db;
+    this.#compiled = build(placeholders<Params>()).compile();
+    this.#bindings = this.#compiled.parameters.map((value) =>
+      value instanceof Placeholder ? { name: value.name as keyof Params } : { constant: value },
+    );
+  }
+
+  async execute(params: Params): Promise<Row[]> {
+    const parameters = this.#bindings.map((binding) => ('name' in binding ? params[binding.name] : binding.constant));
+    const result = await this.#db.executeQuery<Row>({ ...this.#compiled, parameters });
+    return result.rows;
+  }
+
+  async first(params: Params): Promise<Row | undefined> {
+    return (await this.execute(params))[0];
+  }
+}
+
+/**
+ * A family of statements whose text depends on a shape (which columns an update sets, whether it
+ * has a condition): each shape is prepared the first time it is met. Shapes are few (subsets of a
+ * resource's writable fields); past `maxShapes` a statement is still correct, only compiled each time.
+ */
+export class PreparedByShape<Shape, Params extends object, Row> {
+  readonly #prepared = new Map<string, PreparedQuery<Params, Row>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly keyOf: (shape: Shape) => string,
+    private readonly build: (shape: Shape, params: Params) => Compilable<Row>,
+    private readonly maxShapes = 256,
+  ) {}
+
+  for(shape: Shape): PreparedQuery<Params, Row> {
+    const key = this.keyOf(shape);
+    let statement = this.#prepared.get(key);
+    if (statement === undefined) {
+      statement = new PreparedQuery(this.db, (params: Params) => this.build(shape, params));
+      if (this.#prepared.size < this.maxShapes) this.#prepared.set(key, statement);
+    }
+    return statement;
+  }
+}
