@@ -185,7 +185,9 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
     );
   } else {
     lines.push(
-      'The reference sends exactly the SQL Funil’s repositories compile (checked at the start of the run).',
+      'The reference sends exactly the SQL Funil’s repositories compile (checked at the start of the run), but for ' +
+        'the select list of W2: there Funil has PostgreSQL write each item’s JSON, and the reference selects the ' +
+        'columns and writes the JSON in Node.',
       '',
     );
   }

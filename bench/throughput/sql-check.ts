@@ -2,6 +2,10 @@
  * Whether the reference still sends Funil's SQL: compiles each workload's statement from Funil's
  * own repositories (Kysely, with a driver that runs nothing) and compares it with
  * bench/reference/queries.ts. A difference is reported in the results, not hidden.
+ *
+ * One difference is the point of W2: Funil's list has PostgreSQL write each item's JSON, where
+ * the reference selects the columns and writes the JSON itself, as a plain server would. For the
+ * list, the statements are compared without their select lists (same table, filter, order, limit).
  */
 import {
   CamelCasePlugin,
@@ -61,7 +65,9 @@ export async function compareWithFunil(): Promise<{ statement: StatementName; fu
     findCustomer: await captured(() => customers.find(tenant, tenant)),
   };
   await db.destroy();
+  const comparable = (name: StatementName, text: string) =>
+    name === 'listLeads' ? text.replace(/^select .*? from "leads"/, 'select … from "leads"') : text;
   return (Object.keys(SQL) as StatementName[])
-    .filter((name) => funil[name] !== SQL[name].text)
+    .filter((name) => comparable(name, funil[name]) !== comparable(name, SQL[name].text))
     .map((statement) => ({ statement, funil: funil[statement] }));
 }

@@ -5,7 +5,7 @@ import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { conflict, notFound, validationFailed } from '../http/errors.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
-import { listPage } from '../http/list-query.js';
+import { sendListPage } from '../http/list-query.js';
 import { messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
@@ -56,7 +56,7 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       const { sort, filters, limit } = customerListRequest(request.query);
-      const rows = await listPage(request, reply, cursors, {
+      return sendListPage(request, reply, cursors, {
         tenantId,
         sort: request.query.sort ?? '-createdAt',
         key: CUSTOMER_SORT_KEYS[sort.field],
@@ -66,7 +66,6 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         filters,
         fetch: (page) => customers.list(tenantId, filters, page),
       });
-      return rows.map(toCustomer);
     },
   );
 

@@ -1,11 +1,13 @@
 import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { isoTimestamp, jsonItem } from '../db/json-item.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
 import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
 import type { LeadTable, Tables } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
+import type { LeadListItem } from './lead.schemas.js';
 
 export type LeadRow = Selectable<LeadTable>;
 
@@ -48,31 +50,31 @@ const LEAD_COLUMNS = [
   'version',
 ] as const;
 
-const LIST_COLUMNS = [
-  'id',
-  'name',
-  'email',
-  'status',
-  'score',
-  'lastContact',
-  'source',
-  'createdAt',
-  'updatedAt',
-] as const;
+/** A list item as PostgreSQL writes it: the nine seed fields, in the schema's order, and no other (seed §2.1). */
+const LIST_ITEM = jsonItem<LeadListItem>({
+  _id: sql.ref('id'),
+  name: sql.ref('name'),
+  email: sql.ref('email'),
+  status: sql.ref('status'),
+  score: sql.ref('score'),
+  lastContact: isoTimestamp('lastContact'),
+  source: sql.ref('source'),
+  createdAt: isoTimestamp('createdAt'),
+  updatedAt: isoTimestamp('updatedAt'),
+});
 
-export type LeadListRow = Pick<LeadRow, (typeof LIST_COLUMNS)[number]>;
 export type LeadSortField = 'createdAt' | 'updatedAt' | 'name' | 'score' | 'lastContact';
 
 /** Each sort as its index is built (migration 2026-11-21T1200); a never-contacted lead counts as contacted at -infinity. */
-export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListRow>> = {
-  createdAt: { expression: sql`created_at`, type: 'timestamptz', valueOf: (row) => row.createdAt.toISOString() },
-  updatedAt: { expression: sql`updated_at`, type: 'timestamptz', valueOf: (row) => row.updatedAt.toISOString() },
-  name: { expression: sql`name`, type: 'text', valueOf: (row) => row.name },
-  score: { expression: sql`score`, type: 'integer', valueOf: (row) => row.score },
+export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListItem>> = {
+  createdAt: { expression: sql`created_at`, type: 'timestamptz', valueOf: (item) => item.createdAt },
+  updatedAt: { expression: sql`updated_at`, type: 'timestamptz', valueOf: (item) => item.updatedAt },
+  name: { expression: sql`name`, type: 'text', valueOf: (item) => item.name },
+  score: { expression: sql`score`, type: 'integer', valueOf: (item) => item.score },
   lastContact: {
     expression: sql`coalesce(last_contact, '-infinity'::timestamptz)`,
     type: 'timestamptz',
-    valueOf: (row) => row.lastContact?.toISOString() ?? '-infinity',
+    valueOf: (item) => item.lastContact ?? '-infinity',
   },
 };
 
@@ -146,10 +148,11 @@ export class LeadRepository {
     });
   }
 
-  /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
-  list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListRow>): Promise<LeadListRow[]> {
-    const query = this.db.selectFrom('leads').select(LIST_COLUMNS).where('tenantId', '=', tenantId);
-    return keysetPage(applyLeadFilters(query, filters), page).execute();
+  /** The one place lists are queried: filters, then a keyset page (SPEC §6); each item as JSON text. */
+  async list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListItem>): Promise<string[]> {
+    const query = this.db.selectFrom('leads').select(LIST_ITEM.as('item')).where('tenantId', '=', tenantId);
+    const rows = await keysetPage(applyLeadFilters(query, filters), page).execute();
+    return rows.map((row) => row.item);
   }
 
   find(tenantId: string, id: string): Promise<LeadRow | undefined> {

@@ -7,11 +7,11 @@ import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { notFound, validationFailed } from '../http/errors.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
-import { listPage } from '../http/list-query.js';
+import { sendListPage } from '../http/list-query.js';
 import { fieldMessage, fieldMessages, messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
-import { leadChanges, toLead, toLeadListItem } from './lead.mapper.js';
+import { leadChanges, toLead } from './lead.mapper.js';
 import { LEAD_SORT_KEYS, LeadRepository, type LeadValues } from './lead.repository.js';
 import { leadSchemas } from './lead.schemas.js';
 
@@ -48,7 +48,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       const { sort, filters, limit } = leadListRequest(request.query, config.leadStatuses);
-      const rows = await listPage(request, reply, cursors, {
+      return sendListPage(request, reply, cursors, {
         tenantId,
         sort: request.query.sort ?? '-createdAt',
         key: LEAD_SORT_KEYS[sort.field],
@@ -58,7 +58,6 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
         filters,
         fetch: (page) => leads.list(tenantId, filters, page),
       });
-      return rows.map(toLeadListItem);
     },
   );
 

@@ -6,7 +6,7 @@ import type { CustomerTable } from '../../src/db/tables.js';
 import { newId } from '../../src/shared/ids.js';
 import { assertEachOnce, flipChar, ids, walk } from '../helpers/list-walk.js';
 import { describeEachBackend, type TestContext, type TestTenant } from '../helpers/test-app.js';
-import { assertInvalidField, CUSTOMER_KEYS, CUSTOMERS } from './customer-fixtures.js';
+import { assertInvalidField, CUSTOMER_KEYS, CUSTOMERS, createCustomer } from './customer-fixtures.js';
 
 const ROWS = 257;
 const LIMIT = 37;
@@ -103,6 +103,31 @@ describeEachBackend('GET /customers: keyset paging, filters and cursors (SPEC §
       assert.deepEqual(Object.keys(item).sort(), CUSTOMER_KEYS);
       assert.equal(item.id, item._id);
     }
+  });
+
+  it('writes each item as GET /customers/:id writes the customer, byte for byte: values, booleans, hostile text (SPEC §4)', async () => {
+    // PostgreSQL writes the list's JSON (jsonItem); it must match the schema-serialised single answer.
+    const own = await ctx.tenant('Byte for byte');
+    const cases = [
+      { name: 'Zero Value', value: 0, autoPayment: false },
+      { name: 'Cents "quoted" \\ back', value: 0.07, autoPayment: true },
+      { name: 'Line\nbreak\u0001 and 😀 ção \u2028', value: 19.99, autoPayment: false },
+      { name: 'Round Number', value: 1234.5, notes: 'note', phone: '+55 11 1234' },
+      { name: 'Largest Value', value: 999_999_999_999.99, firstName: null },
+    ];
+    for (const body of cases) await createCustomer(ctx, own.token, body);
+    const res = await list({}, own.token);
+    assert.equal(res.status, 200);
+    const singles: string[] = [];
+    for (const item of res.body as { _id: string }[]) {
+      const single = await ctx.request('GET', `${CUSTOMERS}/${item._id}`, { token: own.token });
+      singles.push(single.text);
+    }
+    assert.equal(res.text, `[${singles.join(',')}]`);
+    assert.deepEqual(
+      res.body.map((item: { value: number }) => item.value),
+      cases.map((body) => body.value).reverse(),
+    );
   });
 
   it('filters by status (comma list) and type; a bad value is a 400 naming it (SPEC §6)', async () => {

@@ -139,6 +139,7 @@ describeEachBackend('fuzzed and hostile input on every external route (SPEC §2,
       status: response.statusCode,
       headers: response.headers,
       body: contentType.startsWith('application/json') ? response.json() : response.body,
+      text: response.body,
     };
     assertSane(res, `${method} ${url.slice(0, 200)}`, attacker.id, victimIds);
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);

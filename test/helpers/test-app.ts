@@ -43,6 +43,8 @@ export interface Answer {
   headers: Record<string, string | string[] | number | undefined>;
   // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
   body: any;
+  /** The body as it came over the wire. */
+  text: string;
 }
 
 export interface RequestOptions {
@@ -115,7 +117,7 @@ export class TestContext {
     }
     this.#contract ??= await ContractChecker.load(this.app);
     this.#contract.check(String(method), url, response.statusCode, contentType, body);
-    return { status: response.statusCode, headers: response.headers, body };
+    return { status: response.statusCode, headers: response.headers, body, text: response.body };
   }
 }
 

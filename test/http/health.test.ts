@@ -49,7 +49,11 @@ describe('health probes with an unreachable database', () => {
     const started = Date.now();
     const res = await app.inject({ method: 'GET', url: '/ready' });
     assert.ok(Date.now() - started < 5_000, 'not answered within 5 s');
-    assertError({ status: res.statusCode, headers: res.headers, body: res.json() }, 503, 'service_unavailable');
+    assertError(
+      { status: res.statusCode, headers: res.headers, body: res.json(), text: res.body },
+      503,
+      'service_unavailable',
+    );
     assert.ok(Number(res.headers['retry-after']) > 0);
   });
 

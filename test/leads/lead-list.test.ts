@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { leadSchemas } from '../../src/leads/lead.schemas.js';
 import { newId } from '../../src/shared/ids.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertFieldError, createLead, LIST_ITEM_KEYS } from './lead-fixtures.js';
+import { assertFieldError, createLead, DEFAULT_STATUSES, LIST_ITEM_KEYS } from './lead-fixtures.js';
+
+const DEFAULT_STATUS_LIST = DEFAULT_STATUSES.split(', ');
 
 describeEachBackend('GET /leads', (ctx) => {
   let tenant: TestTenant;
@@ -43,6 +46,42 @@ describeEachBackend('GET /leads', (ctx) => {
       createdAt: full.createdAt,
       updatedAt: full.updatedAt,
     });
+  });
+
+  it('writes each item as the schema would, byte for byte, in its key order, hostile text included (seed §2.1 rule 2)', async () => {
+    // PostgreSQL writes the list's JSON (jsonItem): it must be what the response schema would have
+    // written from the stored lead, with nothing more, whatever the text holds.
+    const hostile = await ctx.tenant('Hostile text');
+    const names = [
+      'Quote " and back\\slash \\"',
+      'Line\nbreak\tand\r\u0001\u001f\u007f control',
+      'Emoji 😀, accents ção, U+2028 \u2028 and </script>',
+      '{"_id":"x","notes":"injected"}',
+    ];
+    for (const [i, name] of names.entries()) {
+      await createLead(ctx, hostile.token, {
+        name,
+        email: i % 2 ? null : `h${i}@example.com`,
+        phone: i % 2 ? `+55 ${i}` : null,
+        notes: 'never listed',
+        score: i * 33,
+        lastContact: i % 2 ? null : '0999-01-02T03:04:05.006Z',
+      });
+    }
+    const res = await ctx.request('GET', `${API}/leads`, { token: hostile.token });
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json; charset=utf-8$/);
+    const order = Object.keys(leadSchemas(DEFAULT_STATUS_LIST).LeadListItem.properties);
+    const expected: string[] = [];
+    for (const item of res.body as { _id: string }[]) {
+      const full = await ctx.request('GET', `${API}/leads/${item._id}`, { token: hostile.token });
+      expected.push(JSON.stringify(Object.fromEntries(order.map((key) => [key, full.body[key]]))));
+    }
+    assert.deepEqual(
+      res.body.map((item: { name: string }) => item.name),
+      [...names].reverse(),
+    );
+    assert.equal(res.text, `[${expected.join(',')}]`);
   });
 
   it('lists the newest lead first (SPEC §6)', async () => {
