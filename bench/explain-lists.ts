@@ -19,9 +19,9 @@ import {
   sql,
   type UnknownRow,
 } from 'kysely';
+import { toLeadListItem } from '../src/leads/lead.mapper.js';
 import type { LeadFilters, LeadSortField } from '../src/leads/lead.repository.js';
 import { LEAD_SORT_KEYS, LeadRepository } from '../src/leads/lead.repository.js';
-import type { LeadListItem } from '../src/leads/lead.schemas.js';
 import { benchPostgresUrl, createTenant, scratchPostgres, seedLeads } from './bench-database.js';
 
 /** Records every query as PostgreSQL will receive it. */
@@ -106,10 +106,9 @@ try {
           let after: { value: string | number; id: string } | undefined;
           if (deep) {
             const all = await leads.list(tenant.id, filters, { key, descending, limit: 20_000 });
-            const json = all[Math.floor(all.length * 0.6)];
-            if (json === undefined) continue;
-            const item = JSON.parse(json) as LeadListItem;
-            after = { value: key.valueOf(item), id: item._id };
+            const row = all[Math.floor(all.length * 0.6)];
+            if (row === undefined) continue;
+            after = { value: key.valueOf(toLeadListItem(row)), id: row.id };
           }
           await leads.list(tenant.id, filters, { key, descending, limit: 100, after });
           const query = recorder.last as CompiledQuery;

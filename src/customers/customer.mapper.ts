@@ -1,7 +1,7 @@
 import { validationFailed } from '../http/errors.js';
 import { fieldMessage, fieldMessages } from '../http/messages.js';
 import { pickWritable, toIso, truncate } from '../shared/fields.js';
-import type { CustomerRow, CustomerValues } from './customer.repository.js';
+import type { CustomerListRow, CustomerRow, CustomerValues } from './customer.repository.js';
 import type { Customer } from './customer.schemas.js';
 
 export const CUSTOMER_WRITABLE_FIELDS = [
@@ -40,7 +40,10 @@ export function splitName(name: string): { firstName: string; lastName: string |
   return { firstName: truncate(first, 100), lastName: rest.length ? truncate(rest.join(' '), 100) : null };
 }
 
-export function toCustomer(row: CustomerRow): Customer {
+/** A customer row, from a single read (Dates) or a list (PostgreSQL's timestamp text). */
+type CustomerFields = CustomerListRow | CustomerRow;
+
+export function toCustomer(row: CustomerFields): Customer {
   return {
     _id: row.id,
     id: row.id,

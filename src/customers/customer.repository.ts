@@ -1,12 +1,12 @@
 import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { isoTimestamp, jsonItem } from '../db/json-item.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
 import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
 import type { CustomerTable, Tables } from '../db/tables.js';
+import { timestampText } from '../db/timestamp-text.js';
 import { newId } from '../shared/ids.js';
 import type { Customer } from './customer.schemas.js';
 
@@ -48,24 +48,27 @@ export const CUSTOMER_SORT_KEYS: Record<CustomerSortField, SortKey<Customer>> = 
   name: { expression: sql`name`, type: 'text', valueOf: (item) => item.name },
 };
 
-/** A list item as PostgreSQL writes it: the customer object of SPEC §4, in the schema's order, and no other field. */
-const LIST_ITEM = jsonItem<Customer>({
-  _id: sql.ref('id'),
-  id: sql.ref('id'),
-  firstName: sql.ref('firstName'),
-  lastName: sql.ref('lastName'),
-  name: sql.ref('name'),
-  email: sql.ref('email'),
-  phone: sql.ref('phone'),
-  status: sql.ref('status'),
-  type: sql.ref('type'),
-  // numeric(14,2) as a JSON number: float8 prints the shortest text that reads back as the same double, as JS does.
-  value: sql`${sql.ref('value')}::float8`,
-  autoPayment: sql.ref('autoPayment'),
-  notes: sql.ref('notes'),
-  createdAt: isoTimestamp('createdAt'),
-  updatedAt: isoTimestamp('updatedAt'),
-});
+/** A list item's columns (SPEC §4), timestamps as PostgreSQL's text. */
+const LIST_COLUMNS = [
+  'id',
+  'firstName',
+  'lastName',
+  'name',
+  'email',
+  'phone',
+  'status',
+  'type',
+  'value',
+  'autoPayment',
+  'notes',
+  timestampText('createdAt').as('createdAt'),
+  timestampText('updatedAt').as('updatedAt'),
+] as const;
+
+export type CustomerListRow = Omit<CustomerRow, 'tenantId' | 'version' | 'createdAt' | 'updatedAt'> & {
+  createdAt: string;
+  updatedAt: string;
+};
 
 /** Thrown when the tenant already has a customer with that e-mail. */
 export class EmailTakenError extends Error {
@@ -176,11 +179,10 @@ export class CustomerRepository {
     });
   }
 
-  /** The one place lists are queried: filters, then a keyset page (SPEC §6); each item as JSON text. */
-  async list(tenantId: string, filters: CustomerFilters, page: KeysetPage<Customer>): Promise<string[]> {
-    const query = this.db.selectFrom('customers').select(LIST_ITEM.as('item')).where('tenantId', '=', tenantId);
-    const rows = await keysetPage(applyCustomerFilters(query, filters), page).execute();
-    return rows.map((row) => row.item);
+  /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
+  list(tenantId: string, filters: CustomerFilters, page: KeysetPage<Customer>): Promise<CustomerListRow[]> {
+    const query = this.db.selectFrom('customers').select(LIST_COLUMNS).where('tenantId', '=', tenantId);
+    return keysetPage(applyCustomerFilters(query, filters), page).execute();
   }
 
   find(tenantId: string, id: string): Promise<CustomerRow | undefined> {

@@ -5,7 +5,7 @@ import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { conflict, notFound, validationFailed } from '../http/errors.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
-import { sendListPage } from '../http/list-query.js';
+import { listPage } from '../http/list-query.js';
 import { messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
@@ -56,7 +56,7 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       const { sort, filters, limit } = customerListRequest(request.query);
-      return sendListPage(request, reply, cursors, {
+      return listPage(request, reply, cursors, {
         tenantId,
         sort: request.query.sort ?? '-createdAt',
         key: CUSTOMER_SORT_KEYS[sort.field],
@@ -64,7 +64,7 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         limit,
         cursor: request.query.cursor,
         filters,
-        fetch: (page) => customers.list(tenantId, filters, page),
+        fetch: async (page) => (await customers.list(tenantId, filters, page)).map(toCustomer),
       });
     },
   );

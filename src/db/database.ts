@@ -85,6 +85,8 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
     keepAlive: true,
     keepAliveInitialDelayMillis: TCP_KEEPALIVE_DELAY_MS,
     application_name: 'funil',
+    // Timestamps read as text then arrive in UTC, the form the API writes without a Date (timestamp-text.ts).
+    options: '-c TimeZone=UTC',
   });
   // An idle client that loses its connection emits 'error' on the pool; unhandled, it would kill the process.
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection lost'));

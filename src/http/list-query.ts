@@ -65,31 +65,25 @@ export interface ListRequest<Item> {
   cursor: string | undefined;
   /** The filters as the client sent them, normalised: a cursor is valid only for the same ones. */
   filters: object;
-  /** The page's items, each as the JSON text of the API object (see jsonItem). */
-  fetch(page: KeysetPage<Item>): Promise<string[]>;
+  fetch(page: KeysetPage<Item>): Promise<Item[]>;
 }
 
-/**
- * Runs one keyset page and, when more rows follow, sets the next-page headers. Sends the items as
- * PostgreSQL wrote them, joined into one JSON array: the route's response schema documents them,
- * the SQL's key list is what guarantees them (test/leads/lead-paging.test.ts).
- */
-export async function sendListPage<Item extends { _id: string }>(
+/** Runs one keyset page and, when more rows follow, sets the next-page headers. */
+export async function listPage<Item extends { _id: string }>(
   request: FastifyRequest,
   reply: FastifyReply,
   cursors: CursorCodec,
   list: ListRequest<Item>,
-): Promise<FastifyReply> {
+): Promise<Item[]> {
   const binding = cursorBinding(list.tenantId, list.sort, list.filters);
   const after = list.cursor === undefined ? undefined : await cursors.decode(list.cursor, binding);
   if (after && !fitsSortKey(after, list.key as SortKey<unknown>)) {
     throw validationFailed([{ field: 'cursor', message: fieldMessage('cursor', fieldMessages.invalid()) }]);
   }
-  let items = await list.fetch({ key: list.key, descending: list.descending, limit: list.limit, after });
-  if (items.length > list.limit) {
-    items = items.slice(0, list.limit);
-    const last = JSON.parse(items[items.length - 1] as string) as Item;
-    setNextPage(request, reply, await cursors.encode({ value: list.key.valueOf(last), id: last._id }, binding));
-  }
-  return reply.type('application/json; charset=utf-8').send(`[${items.join(',')}]`);
+  const items = await list.fetch({ key: list.key, descending: list.descending, limit: list.limit, after });
+  if (items.length <= list.limit) return items;
+  const page = items.slice(0, list.limit);
+  const last = page[page.length - 1] as Item;
+  setNextPage(request, reply, await cursors.encode({ value: list.key.valueOf(last), id: last._id }, binding));
+  return page;
 }

@@ -1,6 +1,6 @@
 import { pickWritable, toIso } from '../shared/fields.js';
-import type { LeadRow, LeadValues } from './lead.repository.js';
-import type { Lead } from './lead.schemas.js';
+import type { LeadListRow, LeadRow, LeadValues } from './lead.repository.js';
+import type { Lead, LeadListItem } from './lead.schemas.js';
 
 export const LEAD_WRITABLE_FIELDS = [
   'name',
@@ -33,6 +33,20 @@ export function toLead(row: LeadRow): Lead {
     notes: row.notes,
     tenant: row.tenantId,
     createdBy: row.createdBy,
+    createdAt: toIso(row.createdAt),
+    updatedAt: toIso(row.updatedAt),
+  };
+}
+
+export function toLeadListItem(row: LeadListRow): LeadListItem {
+  return {
+    _id: row.id,
+    name: row.name,
+    email: row.email,
+    status: row.status,
+    score: row.score,
+    lastContact: toIso(row.lastContact),
+    source: row.source,
     createdAt: toIso(row.createdAt),
     updatedAt: toIso(row.updatedAt),
   };

@@ -1,11 +1,11 @@
 import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { isoTimestamp, jsonItem } from '../db/json-item.js';
 import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
 import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
 import type { LeadTable, Tables } from '../db/tables.js';
+import { timestampText } from '../db/timestamp-text.js';
 import { newId } from '../shared/ids.js';
 import type { LeadListItem } from './lead.schemas.js';
 
@@ -50,18 +50,30 @@ const LEAD_COLUMNS = [
   'version',
 ] as const;
 
-/** A list item as PostgreSQL writes it: the nine seed fields, in the schema's order, and no other (seed §2.1). */
-const LIST_ITEM = jsonItem<LeadListItem>({
-  _id: sql.ref('id'),
-  name: sql.ref('name'),
-  email: sql.ref('email'),
-  status: sql.ref('status'),
-  score: sql.ref('score'),
-  lastContact: isoTimestamp('lastContact'),
-  source: sql.ref('source'),
-  createdAt: isoTimestamp('createdAt'),
-  updatedAt: isoTimestamp('updatedAt'),
-});
+/** A list item's columns (seed §2.1: nine fields), timestamps as PostgreSQL's text. */
+const LIST_COLUMNS = [
+  'id',
+  'name',
+  'email',
+  'status',
+  'score',
+  timestampText<string | null>('lastContact').as('lastContact'),
+  'source',
+  timestampText('createdAt').as('createdAt'),
+  timestampText('updatedAt').as('updatedAt'),
+] as const;
+
+export interface LeadListRow {
+  id: string;
+  name: string;
+  email: string | null;
+  status: string;
+  score: number;
+  lastContact: string | null;
+  source: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
 
 export type LeadSortField = 'createdAt' | 'updatedAt' | 'name' | 'score' | 'lastContact';
 
@@ -148,11 +160,10 @@ export class LeadRepository {
     });
   }
 
-  /** The one place lists are queried: filters, then a keyset page (SPEC §6); each item as JSON text. */
-  async list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListItem>): Promise<string[]> {
-    const query = this.db.selectFrom('leads').select(LIST_ITEM.as('item')).where('tenantId', '=', tenantId);
-    const rows = await keysetPage(applyLeadFilters(query, filters), page).execute();
-    return rows.map((row) => row.item);
+  /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
+  list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListItem>): Promise<LeadListRow[]> {
+    const query = this.db.selectFrom('leads').select(LIST_COLUMNS).where('tenantId', '=', tenantId);
+    return keysetPage(applyLeadFilters(query, filters), page).execute();
   }
 
   find(tenantId: string, id: string): Promise<LeadRow | undefined> {

@@ -7,11 +7,11 @@ import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { notFound, validationFailed } from '../http/errors.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
-import { sendListPage } from '../http/list-query.js';
+import { listPage } from '../http/list-query.js';
 import { fieldMessage, fieldMessages, messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
-import { leadChanges, toLead } from './lead.mapper.js';
+import { leadChanges, toLead, toLeadListItem } from './lead.mapper.js';
 import { LEAD_SORT_KEYS, LeadRepository, type LeadValues } from './lead.repository.js';
 import { leadSchemas } from './lead.schemas.js';
 
@@ -48,7 +48,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       const { sort, filters, limit } = leadListRequest(request.query, config.leadStatuses);
-      return sendListPage(request, reply, cursors, {
+      return listPage(request, reply, cursors, {
         tenantId,
         sort: request.query.sort ?? '-createdAt',
         key: LEAD_SORT_KEYS[sort.field],
@@ -56,7 +56,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (fastify,
         limit,
         cursor: request.query.cursor,
         filters,
-        fetch: (page) => leads.list(tenantId, filters, page),
+        fetch: async (page) => (await leads.list(tenantId, filters, page)).map(toLeadListItem),
       });
     },
   );

@@ -1,0 +1,26 @@
+import { type RawBuilder, sql } from 'kysely';
+import pg from 'pg';
+
+/**
+ * A timestamp column as PostgreSQL's own text (`2026-11-21 17:05:40.5+00`). Lists read their
+ * timestamps this way: node-postgres would otherwise build a Date for each one, only for the API
+ * to write it back as the same text (bench/results/profile-notes.md).
+ */
+export function timestampText<Text extends string | null = string>(column: string): RawBuilder<Text> {
+  return sql<Text>`${sql.ref(column)}::text`;
+}
+
+/** PostgreSQL's text of a UTC timestamp with at most millisecond precision (the session runs in UTC). */
+const UTC_TEXT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,3}))?\+00$/;
+const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
+
+/** PostgreSQL's text of a timestamp as the API writes it: exactly what `Date#toISOString` would. */
+export function isoFromTimestampText(text: string): string;
+export function isoFromTimestampText(text: string | null): string | null;
+export function isoFromTimestampText(text: string | null): string | null {
+  if (text === null) return null;
+  const utc = UTC_TEXT.exec(text);
+  if (utc) return `${utc[1]}T${utc[2]}.${(utc[3] ?? '').padEnd(3, '0')}Z`;
+  // Another time zone or an unusual value: the slow way, as node-postgres reads it.
+  return parseTimestamptz(text).toISOString();
+}
