@@ -8,36 +8,12 @@
  *
  *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/explain-lists.ts [--verbose] [--keep]
  */
-import {
-  CompiledQuery,
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  PostgresQueryCompiler,
-  type QueryResult,
-  type RootOperationNode,
-  sql,
-  type UnknownRow,
-} from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { toLeadListItem } from '../src/leads/lead.mapper.js';
 import type { LeadFilters, LeadSortField } from '../src/leads/lead.repository.js';
 import { LEAD_SORT_KEYS, LeadRepository } from '../src/leads/lead.repository.js';
+import { RecordQueries } from '../test/helpers/record-queries.js';
 import { benchPostgresUrl, createTenant, scratchPostgres, seedLeads } from './bench-database.js';
-
-/** Records every query as PostgreSQL will receive it. */
-class RecordQueries implements KyselyPlugin {
-  readonly #compiler = new PostgresQueryCompiler();
-  last: CompiledQuery | undefined;
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.last = this.#compiler.compileQuery(args.node, args.queryId);
-    return args.node;
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
 
 interface PlanNode {
   'Node Type': string;

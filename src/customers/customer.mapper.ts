@@ -57,7 +57,7 @@ export function toCustomer(row: CustomerFields): Customer {
     value: Number(row.value),
     autoPayment: row.autoPayment,
     notes: row.notes,
-    createdAt: toIso(row.createdAt),
-    updatedAt: toIso(row.updatedAt),
+    createdAt: toIso('createdAtText' in row ? row.createdAtText : row.createdAt),
+    updatedAt: toIso('updatedAtText' in row ? row.updatedAtText : row.updatedAt),
   };
 }

@@ -48,7 +48,7 @@ export const CUSTOMER_SORT_KEYS: Record<CustomerSortField, SortKey<Customer>> = 
   name: { expression: sql`name`, type: 'text', valueOf: (item) => item.name },
 };
 
-/** A list item's columns (SPEC §4), timestamps as PostgreSQL's text. */
+/** A list item's columns (SPEC §4), timestamps as PostgreSQL's text, under names of their own (see LeadRepository). */
 const LIST_COLUMNS = [
   'id',
   'firstName',
@@ -61,13 +61,13 @@ const LIST_COLUMNS = [
   'value',
   'autoPayment',
   'notes',
-  timestampText('createdAt').as('createdAt'),
-  timestampText('updatedAt').as('updatedAt'),
+  timestampText('createdAt').as('createdAtText'),
+  timestampText('updatedAt').as('updatedAtText'),
 ] as const;
 
 export type CustomerListRow = Omit<CustomerRow, 'tenantId' | 'version' | 'createdAt' | 'updatedAt'> & {
-  createdAt: string;
-  updatedAt: string;
+  createdAtText: string;
+  updatedAtText: string;
 };
 
 /** Thrown when the tenant already has a customer with that e-mail. */

@@ -45,9 +45,9 @@ export function toLeadListItem(row: LeadListRow): LeadListItem {
     email: row.email,
     status: row.status,
     score: row.score,
-    lastContact: toIso(row.lastContact),
+    lastContact: toIso(row.lastContactText),
     source: row.source,
-    createdAt: toIso(row.createdAt),
-    updatedAt: toIso(row.updatedAt),
+    createdAt: toIso(row.createdAtText),
+    updatedAt: toIso(row.updatedAtText),
   };
 }

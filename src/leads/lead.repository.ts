@@ -50,17 +50,21 @@ const LEAD_COLUMNS = [
   'version',
 ] as const;
 
-/** A list item's columns (seed §2.1: nine fields), timestamps as PostgreSQL's text. */
+/**
+ * A list item's columns (seed §2.1: nine fields), timestamps as PostgreSQL's text. Under names of
+ * their own: an output column named `created_at` would be what `order by created_at` sorts by (a
+ * text, in a sort of every row), not the indexed column (test/db/list-plans.test.ts).
+ */
 const LIST_COLUMNS = [
   'id',
   'name',
   'email',
   'status',
   'score',
-  timestampText<string | null>('lastContact').as('lastContact'),
+  timestampText<string | null>('lastContact').as('lastContactText'),
   'source',
-  timestampText('createdAt').as('createdAt'),
-  timestampText('updatedAt').as('updatedAt'),
+  timestampText('createdAt').as('createdAtText'),
+  timestampText('updatedAt').as('updatedAtText'),
 ] as const;
 
 export interface LeadListRow {
@@ -69,10 +73,10 @@ export interface LeadListRow {
   email: string | null;
   status: string;
   score: number;
-  lastContact: string | null;
+  lastContactText: string | null;
   source: string | null;
-  createdAt: string;
-  updatedAt: string;
+  createdAtText: string;
+  updatedAtText: string;
 }
 
 export type LeadSortField = 'createdAt' | 'updatedAt' | 'name' | 'score' | 'lastContact';
