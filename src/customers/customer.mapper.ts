@@ -40,10 +40,7 @@ export function splitName(name: string): { firstName: string; lastName: string |
   return { firstName: truncate(first, 100), lastName: rest.length ? truncate(rest.join(' '), 100) : null };
 }
 
-/** A customer row, from a single read (Dates) or a list (PostgreSQL's timestamp text). */
-type CustomerFields = CustomerListRow | CustomerRow;
-
-export function toCustomer(row: CustomerFields): Customer {
+export function toCustomer(row: CustomerRow): Customer {
   return {
     _id: row.id,
     id: row.id,
@@ -57,7 +54,27 @@ export function toCustomer(row: CustomerFields): Customer {
     value: Number(row.value),
     autoPayment: row.autoPayment,
     notes: row.notes,
-    createdAt: toIso('createdAtText' in row ? row.createdAtText : row.createdAt),
-    updatedAt: toIso('updatedAtText' in row ? row.updatedAtText : row.updatedAt),
+    createdAt: toIso(row.createdAt),
+    updatedAt: toIso(row.updatedAt),
+  };
+}
+
+/** The same customer from a list row, named as its SQL names it (CustomerRepository.list). */
+export function toCustomerListItem(row: CustomerListRow): Customer {
+  return {
+    _id: row.id,
+    id: row.id,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    status: row.status,
+    type: row.type,
+    value: Number(row.value),
+    autoPayment: row.auto_payment,
+    notes: row.notes,
+    createdAt: toIso(row.created_at_text),
+    updatedAt: toIso(row.updated_at_text),
   };
 }

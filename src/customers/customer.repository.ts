@@ -1,7 +1,7 @@
 import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
+import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
 import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
@@ -65,10 +65,22 @@ const LIST_COLUMNS = [
   timestampText('updatedAt').as('updatedAtText'),
 ] as const;
 
-export type CustomerListRow = Omit<CustomerRow, 'tenantId' | 'version' | 'createdAt' | 'updatedAt'> & {
-  createdAtText: string;
-  updatedAtText: string;
-};
+/** A list row as the SQL names it (snake_case: it skips the camel-case plugin's copy, see rowsAsNamed). */
+export interface CustomerListRow {
+  id: string;
+  first_name: string | null;
+  last_name: string | null;
+  name: string;
+  email: string;
+  phone: string | null;
+  status: string;
+  type: string;
+  value: string;
+  auto_payment: boolean;
+  notes: string | null;
+  created_at_text: string;
+  updated_at_text: string;
+}
 
 /** Thrown when the tenant already has a customer with that e-mail. */
 export class EmailTakenError extends Error {
@@ -182,7 +194,7 @@ export class CustomerRepository {
   /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
   list(tenantId: string, filters: CustomerFilters, page: KeysetPage<Customer>): Promise<CustomerListRow[]> {
     const query = this.db.selectFrom('customers').select(LIST_COLUMNS).where('tenantId', '=', tenantId);
-    return keysetPage(applyCustomerFilters(query, filters), page).execute();
+    return rowsAsNamed<CustomerListRow>(this.db, keysetPage(applyCustomerFilters(query, filters), page));
   }
 
   find(tenantId: string, id: string): Promise<CustomerRow | undefined> {

@@ -9,7 +9,7 @@ import { listPage } from '../http/list-query.js';
 import { messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
-import { customerChanges, splitName, toCustomer } from './customer.mapper.js';
+import { customerChanges, splitName, toCustomer, toCustomerListItem } from './customer.mapper.js';
 import {
   CUSTOMER_SORT_KEYS,
   type CustomerPatch,
@@ -64,7 +64,7 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
         limit,
         cursor: request.query.cursor,
         filters,
-        fetch: async (page) => (await customers.list(tenantId, filters, page)).map(toCustomer),
+        fetch: async (page) => (await customers.list(tenantId, filters, page)).map(toCustomerListItem),
       });
     },
   );

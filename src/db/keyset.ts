@@ -1,6 +1,7 @@
-import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import type { CursorPosition } from '../http/cursor.js';
 import { isUuid } from '../shared/ids.js';
+import type { Db } from './database.js';
 
 /** A documented sort: its value as SQL, written exactly as its index is built. */
 export interface SortKey<Row> {
@@ -64,4 +65,20 @@ function isCanonicalTimestamp(value: string): boolean {
   if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(value)) return false;
   const time = Date.parse(value);
   return !Number.isNaN(time) && new Date(time).toISOString() === value;
+}
+
+const withoutPlugins = new WeakMap<Db, Db>();
+
+/**
+ * Runs a page's query, compiled with the camel-case plugin (snake_case SQL), without its result
+ * mapping: the rows keep the names the SQL gives them. A page has hundreds of rows, and copying
+ * each under camelCase names cost as much as a request's own code (bench/results/profile-notes.md).
+ */
+export async function rowsAsNamed<Row>(db: Db, query: Compilable<unknown>): Promise<Row[]> {
+  let plain = withoutPlugins.get(db);
+  if (plain === undefined) {
+    plain = db.withoutPlugins();
+    withoutPlugins.set(db, plain);
+  }
+  return (await plain.executeQuery<Row>(query.compile() as CompiledQuery<Row>)).rows;
 }

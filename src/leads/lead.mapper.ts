@@ -45,9 +45,9 @@ export function toLeadListItem(row: LeadListRow): LeadListItem {
     email: row.email,
     status: row.status,
     score: row.score,
-    lastContact: toIso(row.lastContactText),
+    lastContact: toIso(row.last_contact_text),
     source: row.source,
-    createdAt: toIso(row.createdAtText),
-    updatedAt: toIso(row.updatedAtText),
+    createdAt: toIso(row.created_at_text),
+    updatedAt: toIso(row.updated_at_text),
   };
 }

@@ -1,6 +1,6 @@
 import { type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { type KeysetPage, keysetPage, type SortKey } from '../db/keyset.js';
+import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from '../db/keyset.js';
 import { containsPattern } from '../db/like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, versionIn, writeShapeKey } from '../db/precondition.js';
 import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
@@ -67,16 +67,17 @@ const LIST_COLUMNS = [
   timestampText('updatedAt').as('updatedAtText'),
 ] as const;
 
+/** A list row as the SQL names it (snake_case: it skips the camel-case plugin's copy, see list()). */
 export interface LeadListRow {
   id: string;
   name: string;
   email: string | null;
   status: string;
   score: number;
-  lastContactText: string | null;
+  last_contact_text: string | null;
   source: string | null;
-  createdAtText: string;
-  updatedAtText: string;
+  created_at_text: string;
+  updated_at_text: string;
 }
 
 export type LeadSortField = 'createdAt' | 'updatedAt' | 'name' | 'score' | 'lastContact';
@@ -167,7 +168,7 @@ export class LeadRepository {
   /** The one place lists are queried: filters, then a keyset page (SPEC §6). */
   list(tenantId: string, filters: LeadFilters, page: KeysetPage<LeadListItem>): Promise<LeadListRow[]> {
     const query = this.db.selectFrom('leads').select(LIST_COLUMNS).where('tenantId', '=', tenantId);
-    return keysetPage(applyLeadFilters(query, filters), page).execute();
+    return rowsAsNamed<LeadListRow>(this.db, keysetPage(applyLeadFilters(query, filters), page));
   }
 
   find(tenantId: string, id: string): Promise<LeadRow | undefined> {
