@@ -11,7 +11,7 @@
  *   it the PostgreSQL targets are skipped, and said so.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -40,6 +40,8 @@ import { RUN_ORDER, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './throughpu
 
 const ROOT = resolve(import.meta.dirname, '..');
 const POOL_SIZE = 10;
+/** Funil runs with the Node flags `npm start` gives it (package.json), as in production. */
+const START_FLAGS = startFlags();
 /** The CPU profiler's sampling interval. */
 const PROFILE_INTERVAL_US = 500;
 const LOGGING =
@@ -258,7 +260,7 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
   switch (target) {
     case 'funil-postgres':
     case 'funil-embedded':
-      spec.args = ['dist/server.js'];
+      spec.args = [...START_FLAGS, 'dist/server.js'];
       spec.env = {
         ...base,
         ...(storage ? { FUNIL_DATA_DIR: copy.location } : { DATABASE_URL: copy.location }),
@@ -453,4 +455,11 @@ function commit(): string {
   } catch {
     return 'unknown';
   }
+}
+
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const flags = /^node\s+(.*?)\s*dist\/server\.js$/.exec(scripts.start);
+  if (!flags) throw new Error(`package.json's start script is not "node [flags] dist/server.js": ${scripts.start}`);
+  return (flags[1] ?? '').split(/\s+/).filter(Boolean);
 }

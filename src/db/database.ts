@@ -1,6 +1,4 @@
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import type { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -115,6 +113,12 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
 }
 
 async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Logger): Promise<Database> {
+  // Loaded only in embedded mode: a server on PostgreSQL never needs it.
+  const [{ PGlite }, { pg_trgm }, { createPgConfig }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('@electric-sql/pglite/node-postgres'),
+  ]);
   const lock = await acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ApiError } from './errors.js';
 import { messages } from './messages.js';
@@ -9,6 +9,8 @@ import { presentedToken } from './presented-token.js';
 /** Counters in Redis when a URL is given (shared by every instance), else in this process. */
 export async function openRateLimitStore(redisUrl: string | undefined, logger: Logger): Promise<Redis | undefined> {
   if (!redisUrl) return undefined;
+  // Loaded only when used: ioredis adds some 20 MB to a process that does not need it.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     connectTimeout: 2_000,
