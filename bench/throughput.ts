@@ -204,6 +204,8 @@ async function main(): Promise<void> {
       healthP50Ms: row.rounds.reduce((sum, r) => sum + (r.health?.p50Ms ?? 0), 0) / row.rounds.length,
       healthP99Ms: row.healthP99Ms as number,
       healthMaxMs: row.healthMaxMs as number,
+      loopDelayP99Ms: row.loopDelayP99Ms,
+      loopDelayMaxMs: row.loopDelayMaxMs,
     }));
   const info: RunInfo = {
     startedAt: started.toISOString(),
@@ -306,7 +308,11 @@ async function runHttpTarget(
   const load = new LoadGenerator(ROOT);
   running.add(load);
   try {
-    const measured: MeasuredTarget = { server, ...(copy.name ? { databasePids } : {}) };
+    const measured: MeasuredTarget = {
+      server,
+      ...(copy.name ? { databasePids } : {}),
+      ...(target.startsWith('funil') ? { metricsUrl: `${server.url}/metrics` } : {}),
+    };
     await warmUp(server, load, fixture);
     for (const workload of workloads) {
       if (interrupted) break;

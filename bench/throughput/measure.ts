@@ -20,6 +20,12 @@ export interface LatencySummary {
   maxMs: number;
 }
 
+export interface LoopDelay {
+  meanMs: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
 export interface Measurement extends LoadResult {
   peakRssMb: number | null;
   /** Server process CPU (user + system) ÷ requests served (the /health probes included). */
@@ -32,6 +38,8 @@ export interface Measurement extends LoadResult {
   logBytesPerRequest: number | null;
   /** GET /health timed every 10 ms during the measured run. */
   health: LatencySummary | null;
+  /** Funil's own event-loop delay over the measured run (perf_hooks.monitorEventLoopDelay, via /metrics). */
+  loopDelay: LoopDelay | null;
   loadAverage1m: number;
   /** The measured span on the monotonic clock, in µs (the clock V8's CPU profiles use). */
   windowUs: [number, number] | null;
@@ -126,6 +134,26 @@ export interface MeasuredTarget {
   server: RunningServer;
   /** The PIDs of the PostgreSQL backends serving it, when it runs on PostgreSQL. */
   databasePids?: () => Promise<number[]>;
+  /** Its Prometheus endpoint (Funil's /metrics), when it has one. */
+  metricsUrl?: string;
+}
+
+/**
+ * The event-loop delay prom-client measured with perf_hooks.monitorEventLoopDelay since the
+ * previous read: its collector resets the histogram on every scrape, so a read at the start of a
+ * run and one at its end cover exactly the run.
+ */
+async function readLoopDelay(metricsUrl: string | undefined): Promise<LoopDelay | null> {
+  if (!metricsUrl) return null;
+  try {
+    const text = await (await fetch(metricsUrl)).text();
+    const seconds = (name: string) =>
+      Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
+    const delay = { meanMs: seconds('mean') * 1000, p99Ms: seconds('p99') * 1000, maxMs: seconds('max') * 1000 };
+    return Object.values(delay).every(Number.isFinite) ? delay : null;
+  } catch {
+    return null;
+  }
 }
 
 export async function measureWorkload(
@@ -144,6 +172,7 @@ export async function measureWorkload(
         db: Promise<CpuSpan | undefined>;
         logBytes: number;
         startUs: number;
+        loopDelayReset: Promise<unknown>;
       }
     | undefined;
   const result = await load.run(job, () => {
@@ -155,6 +184,7 @@ export async function measureWorkload(
       db: target.databasePids ? target.databasePids().then((pids) => new CpuSpan(pids)) : Promise.resolve(undefined),
       logBytes: fileSize(server.logFile),
       startUs: monotonicUs(),
+      loopDelayReset: readLoopDelay(target.metricsUrl),
     };
   });
   const endUs = monotonicUs();
@@ -166,6 +196,8 @@ export async function measureWorkload(
   const dbCpu = dbSpan && target.databasePids ? dbSpan.end(await target.databasePids()) : undefined;
   const peakRssMb = window.rss.stop();
   const health = await window.probe.stop();
+  await window.loopDelayReset;
+  const loopDelay = await readLoopDelay(target.metricsUrl);
   // The probe's requests are served too: they count as requests (about 100 a second, cheap ones).
   const served = result.responses + health.samples;
   const per = (total: number | undefined) => (total === undefined || served === 0 ? null : total / served);
@@ -179,6 +211,7 @@ export async function measureWorkload(
     ),
     logBytesPerRequest: per(logBytesEnd - window.logBytes),
     health,
+    loopDelay,
     loadAverage1m: loadAverage(),
     windowUs: [window.startUs, endUs],
   };

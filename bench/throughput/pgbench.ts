@@ -186,6 +186,7 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
       loadgenCpuMsPerRequest: null,
       logBytesPerRequest: null,
       health: null,
+      loopDelay: null,
       loadAverage1m: job.loadAverage(),
       windowUs: null,
     };

@@ -44,6 +44,9 @@ export interface ResultRow {
   /** GET /health every 10 ms during the run: p99 (mean of the rounds) and the worst single one. */
   healthP99Ms: number | null;
   healthMaxMs: number | null;
+  /** The server's own event-loop delay (monitorEventLoopDelay; Funil only): p99 (mean of the rounds) and the worst. */
+  loopDelayP99Ms: number | null;
+  loopDelayMaxMs: number | null;
   /** rps ÷ the reference's rps on the same storage (Funil targets only). */
   ratioToReference: number | null;
   referenceTarget: TargetName | null;
@@ -83,6 +86,8 @@ export interface RunInfo {
     healthP50Ms: number;
     healthP99Ms: number;
     healthMaxMs: number;
+    loopDelayP99Ms: number | null;
+    loopDelayMaxMs: number | null;
   }[];
   profile: string | null;
 }
@@ -100,6 +105,7 @@ export function aggregate(figures: Map<string, RoundFigures[]>): ResultRow[] {
       const rounds = figures.get(key(target, workload));
       if (!rounds?.length) continue;
       const healths = rounds.map((round) => round.health).filter((health) => health !== null);
+      const loopDelays = rounds.map((round) => round.loopDelay).filter((delay) => delay !== null);
       const rssValues = rounds.map((round) => round.peakRssMb).filter((value) => value !== null);
       rows.push({
         target,
@@ -116,6 +122,8 @@ export function aggregate(figures: Map<string, RoundFigures[]>): ResultRow[] {
         bytesPerResponse: meanOrNull(rounds.map((round) => round.bytesPerResponse || null)),
         healthP99Ms: healths.length ? mean(healths.map((health) => health.p99Ms)) : null,
         healthMaxMs: healths.length ? Math.max(...healths.map((health) => health.maxMs)) : null,
+        loopDelayP99Ms: loopDelays.length ? mean(loopDelays.map((delay) => delay.p99Ms)) : null,
+        loopDelayMaxMs: loopDelays.length ? Math.max(...loopDelays.map((delay) => delay.maxMs)) : null,
         ratioToReference: null,
         referenceTarget: null,
         cpuRatioToReference: null,
@@ -186,8 +194,8 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
   } else {
     lines.push(
       'The reference sends exactly the SQL Funil’s repositories compile (checked at the start of the run), but for ' +
-        'the select list of W2: there Funil has PostgreSQL write each item’s JSON, and the reference selects the ' +
-        'columns and writes the JSON in Node.',
+        'the select list of W2: there Funil reads the timestamps as PostgreSQL’s text (`created_at::text`), and the ' +
+        'reference selects the timestamp columns, which node-postgres turns into Dates.',
       '',
     );
   }
@@ -251,11 +259,15 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
     'The HTTP ceiling’s figures are the machine’s own share: a process that is not scheduled answers late too. ' +
       'Few samples (a slow answer delays the next probe) make p99 close to the worst one.',
     '',
-    '| target | workload | probes | /health p50 ms | p99 ms | max ms |',
-    '|---|---|---:|---:|---:|---:|',
+    'For Funil, the last two columns are the event loop’s own delay over the same run, as ' +
+      '`perf_hooks.monitorEventLoopDelay` measures it inside the server (prom-client’s collector, read through ' +
+      '/metrics at the start and the end of the run; 10 ms resolution).',
+    '',
+    '| target | workload | probes | /health p50 ms | p99 ms | max ms | loop delay p99 ms | loop delay max ms |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
     ...info.stall.map(
       (stall) =>
-        `| ${stall.target} | ${stall.workload} | ${stall.samples} | ${fixed(stall.healthP50Ms, 2)} | ${fixed(stall.healthP99Ms, 1)} | ${fixed(stall.healthMaxMs, 1)} |`,
+        `| ${stall.target} | ${stall.workload} | ${stall.samples} | ${fixed(stall.healthP50Ms, 2)} | ${fixed(stall.healthP99Ms, 1)} | ${fixed(stall.healthMaxMs, 1)} | ${fixed(stall.loopDelayP99Ms, 1)} | ${fixed(stall.loopDelayMaxMs, 1)} |`,
     ),
     '',
     '## Load generator and wire',

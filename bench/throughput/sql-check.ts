@@ -3,8 +3,8 @@
  * own repositories (Kysely, with a driver that runs nothing) and compares it with
  * bench/reference/queries.ts. A difference is reported in the results, not hidden.
  *
- * One difference is the point of W2: Funil's list has PostgreSQL write each item's JSON, where
- * the reference selects the columns and writes the JSON itself, as a plain server would. For the
+ * One difference is on purpose: Funil's list reads its timestamps as PostgreSQL's text (no Date
+ * per value), where the reference selects the timestamp columns, as a plain server would. For the
  * list, the statements are compared without their select lists (same table, filter, order, limit).
  */
 import {
