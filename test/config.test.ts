@@ -137,7 +137,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseStatementTimeoutMs, 3_000);
     assert.equal(config.databaseConnectTimeoutMs, 2_000);
     assert.equal(config.maxEventLoopDelayMs, 500);
-    assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the heap limit');
+    assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the old generation');
   });
 
   it('reads the timeouts and the load-shedding thresholds, and refuses nonsense naming the variable', () => {

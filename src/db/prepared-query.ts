@@ -6,9 +6,20 @@ class Placeholder {
   constructor(readonly name: string) {}
 }
 
-/** An object whose every property is the placeholder of that name, typed as the value it stands for. */
-function placeholders<Params extends object>(): Params {
-  return new Proxy({}, { get: (_target, name) => new Placeholder(String(name)) }) as Params;
+/**
+ * An object whose every property is the placeholder of that name, typed as the value it stands for;
+ * `used` collects the names read from it.
+ */
+function placeholders<Params extends object>(used: Set<string>): Params {
+  return new Proxy(
+    {},
+    {
+      get: (_target, name) => {
+        used.add(String(name));
+        return new Placeholder(String(name));
+      },
+    },
+  ) as Params;
 }
 
 /**
@@ -16,7 +27,9 @@ function placeholders<Params extends object>(): Params {
  * paths, building the query tree, renaming it to snake_case and compiling it cost more than the
  * rest of the request's own code (bench/results/profile-notes.md); the text never changes, only
  * the values do. Only for statements whose shape does not depend on their values (for those that
- * do, see PreparedByShape).
+ * do, see PreparedByShape). A placeholder is an opaque object while the statement is built: it may
+ * go where Kysely takes a value, nowhere else (not into `sql.lit`, `sql.ref`, a branch or an `in`
+ * list); a placeholder that does not end up as a parameter of its own is refused here, at start.
  */
 export class PreparedQuery<Params extends object, Row> {
   readonly #db: Db;
@@ -26,10 +39,15 @@ export class PreparedQuery<Params extends object, Row> {
 
   constructor(db: Db, build: (params: Params) => Compilable<Row>) {
     this.#db = db;
-    this.#compiled = build(placeholders<Params>()).compile();
+    const used = new Set<string>();
+    this.#compiled = build(placeholders<Params>(used)).compile();
     this.#bindings = this.#compiled.parameters.map((value) =>
       value instanceof Placeholder ? { name: value.name as keyof Params } : { constant: value },
     );
+    const bound = new Set(this.#bindings.flatMap((binding) => ('name' in binding ? [String(binding.name)] : [])));
+    const lost = [...used].filter((name) => !bound.has(name));
+    if (lost.length)
+      throw new Error(`prepared statement: ${lost.join(', ')} did not become parameters: ${this.#compiled.sql}`);
   }
 
   async execute(params: Params): Promise<Row[]> {

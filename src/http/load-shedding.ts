@@ -18,6 +18,19 @@ export interface LoadSheddingOptions {
   maxHeapUsedMb: number | undefined;
 }
 
+/** The young generation's share of V8's heap limit on 64-bit: three semi-spaces of 16 MiB. */
+const YOUNG_GENERATION_BYTES = 48 * 1024 * 1024;
+
+/**
+ * 90 % of what the old generation may hold. V8's heap limit counts the young generation's reserve
+ * too, and under `npm start`'s `--max-old-space-size=128` that is 176 MiB: 90 % of it (158 MiB) lies
+ * past the 128 MiB at which V8 aborts, so the shedding would never come first.
+ */
+export function defaultMaxHeapUsedBytes(): number {
+  const limit = getHeapStatistics().heap_size_limit;
+  return Math.floor(Math.max(limit / 2, limit - YOUNG_GENERATION_BYTES) * 0.9);
+}
+
 /** How often the event loop and the heap are measured: short, so that a burst is noticed quickly. */
 const SAMPLE_INTERVAL_MS = 250;
 const RETRY_AFTER_SECONDS = 2;
@@ -29,9 +42,7 @@ const RETRY_AFTER_SECONDS = 2;
  */
 export async function shedLoad(app: FastifyInstance, options: LoadSheddingOptions): Promise<void> {
   const maxHeapUsedBytes =
-    options.maxHeapUsedMb === undefined
-      ? Math.floor(getHeapStatistics().heap_size_limit * 0.9)
-      : options.maxHeapUsedMb * 1024 * 1024;
+    options.maxHeapUsedMb === undefined ? defaultMaxHeapUsedBytes() : options.maxHeapUsedMb * 1024 * 1024;
   await app.register(underPressure, {
     maxEventLoopDelay: options.maxEventLoopDelayMs,
     maxHeapUsedBytes,

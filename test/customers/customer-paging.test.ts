@@ -106,7 +106,7 @@ describeEachBackend('GET /customers: keyset paging, filters and cursors (SPEC §
   });
 
   it('writes each item as GET /customers/:id writes the customer, byte for byte: values, booleans, hostile text (SPEC §4)', async () => {
-    // PostgreSQL writes the list's JSON (jsonItem); it must match the schema-serialised single answer.
+    // Lists read rows their own way (timestamps as text, snake_case names): items must match the single answer.
     const own = await ctx.tenant('Byte for byte');
     const cases = [
       { name: 'Zero Value', value: 0, autoPayment: false },

@@ -49,8 +49,8 @@ describeEachBackend('GET /leads', (ctx) => {
   });
 
   it('writes each item as the schema would, byte for byte, in its key order, hostile text included (seed §2.1 rule 2)', async () => {
-    // PostgreSQL writes the list's JSON (jsonItem): it must be what the response schema would have
-    // written from the stored lead, with nothing more, whatever the text holds.
+    // Lists read rows their own way (timestamps as PostgreSQL's text, no camel-case copy): the answer
+    // must still be what the response schema writes for the stored lead, nothing more, whatever the text holds.
     const hostile = await ctx.tenant('Hostile text');
     const names = [
       'Quote " and back\\slash \\"',

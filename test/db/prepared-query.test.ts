@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { sql } from 'kysely';
+import { PreparedByShape, PreparedQuery } from '../../src/db/prepared-query.js';
+import { describeEachBackend } from '../helpers/test-app.js';
+
+describeEachBackend('statements compiled once, run with new values (src/db/prepared-query.ts)', (ctx) => {
+  it('binds each run its own values, by name, constants kept', async () => {
+    const tenants = new PreparedQuery(ctx.db, (p: { id: string; name: string }) =>
+      ctx.db
+        .selectFrom('tenants')
+        .select(['id', 'name'])
+        .where('id', '=', p.id)
+        .where('name', '=', p.name)
+        .where('active', '=', true),
+    );
+    const a = await ctx.tenant('Alpha');
+    const b = await ctx.tenant('Beta');
+    assert.deepEqual(await tenants.first({ id: a.id, name: 'Alpha' }), { id: a.id, name: 'Alpha' });
+    assert.deepEqual(await tenants.first({ id: b.id, name: 'Beta' }), { id: b.id, name: 'Beta' });
+    assert.equal(await tenants.first({ id: a.id, name: 'Beta' }), undefined);
+  });
+
+  it('refuses at once a placeholder that would not become a parameter of its own', () => {
+    // Branching on a value: the placeholder is an object, always truthy, and the statement would
+    // silently never depend on it.
+    assert.throws(
+      () =>
+        new PreparedQuery(ctx.db, (p: { id: string; onlyActive: boolean }) => {
+          const query = ctx.db.selectFrom('tenants').select('id').where('id', '=', p.id);
+          return p.onlyActive ? query.where('active', '=', true) : query;
+        }),
+      /onlyActive did not become parameters/,
+    );
+  });
+
+  it('prepares one statement per shape, each with its own text', async () => {
+    const built: string[] = [];
+    const byShape = new PreparedByShape<boolean, { id: string }, { id: string }>(ctx.db, String, (active, p) => {
+      const query = ctx.db.selectFrom('tenants').select('id').where('id', '=', p.id);
+      const shaped = active ? query.where('active', '=', true) : query;
+      built.push(shaped.compile().sql);
+      return shaped;
+    });
+    assert.equal(byShape.for(true), byShape.for(true));
+    assert.notEqual(byShape.for(true), byShape.for(false));
+    assert.equal(built.length, 2);
+    assert.notEqual(built[0], built[1]);
+  });
+});

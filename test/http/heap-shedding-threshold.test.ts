@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+const MiB = 1024 * 1024;
+
+/** The default shedding threshold as a process started with these Node flags computes it. */
+function thresholdUnder(flags: string[]): { threshold: number; limit: number } {
+  const script =
+    "const { defaultMaxHeapUsedBytes } = await import('./src/http/load-shedding.ts');" +
+    "const { getHeapStatistics } = await import('node:v8');" +
+    'console.log(JSON.stringify({ threshold: defaultMaxHeapUsedBytes(), limit: getHeapStatistics().heap_size_limit }));';
+  const out = execFileSync(process.execPath, [...flags, '--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  return JSON.parse(out.trim().split('\n').at(-1) as string);
+}
+
+describe('the default heap threshold for shedding (FUNIL_MAX_HEAP_USED_MB unset)', () => {
+  it("lies below the old generation's cap that npm start sets, so a 503 comes before V8 runs out", () => {
+    const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const cap = /--max-old-space-size=(\d+)/.exec(start)?.[1];
+    assert.ok(cap, `npm start sets no --max-old-space-size: ${start}`);
+    const { threshold } = thresholdUnder([`--max-old-space-size=${cap}`]);
+    assert.ok(threshold < Number(cap) * MiB, `sheds at ${threshold / MiB} MiB, the cap is ${cap} MiB`);
+    assert.ok(threshold > (Number(cap) * MiB) / 2, `sheds already at ${threshold / MiB} MiB`);
+  });
+
+  it("is 90 % of the old generation's room on a default heap", () => {
+    const { threshold, limit } = thresholdUnder([]);
+    assert.ok(threshold < limit * 0.9 && threshold > limit * 0.8, `${threshold / MiB} MiB of ${limit / MiB} MiB`);
+  });
+});
