@@ -40,7 +40,13 @@ export function splitName(name: string): { firstName: string; lastName: string |
   return { firstName: truncate(first, 100), lastName: rest.length ? truncate(rest.join(' '), 100) : null };
 }
 
-export function toCustomer(row: CustomerRow): Customer {
+/** A customer row: from a single read (Dates) or, renamed, from a list (PostgreSQL's timestamp text). */
+type CustomerFields = Omit<CustomerRow, 'tenantId' | 'version' | 'createdAt' | 'updatedAt'> & {
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
+
+export function toCustomer(row: CustomerFields): Customer {
   return {
     _id: row.id,
     id: row.id,
@@ -59,22 +65,14 @@ export function toCustomer(row: CustomerRow): Customer {
   };
 }
 
-/** The same customer from a list row, named as its SQL names it (CustomerRepository.list). */
+/** A list row, named as its SQL names it (CustomerRepository.list), as the same customer. */
 export function toCustomerListItem(row: CustomerListRow): Customer {
-  return {
-    _id: row.id,
-    id: row.id,
+  return toCustomer({
+    ...row,
     firstName: row.first_name,
     lastName: row.last_name,
-    name: row.name,
-    email: row.email,
-    phone: row.phone,
-    status: row.status,
-    type: row.type,
-    value: Number(row.value),
     autoPayment: row.auto_payment,
-    notes: row.notes,
-    createdAt: toIso(row.created_at_text),
-    updatedAt: toIso(row.updated_at_text),
-  };
+    createdAt: row.created_at_text,
+    updatedAt: row.updated_at_text,
+  });
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
 import { presentedToken } from './presented-token.js';
-import { appendOnRequest } from './route-hooks.js';
+import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,7 +28,7 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     }
     if (config.public) return;
     const scope = config.scope;
-    appendOnRequest(route, async (request) => {
+    appendRouteHook(route, 'onRequest', async (request) => {
       const principal = await authenticator.authenticate(presentedToken(request), scope);
       request.principal = principal;
       request.tenantId = principal.tenantId;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { isUuid } from '../shared/ids.js';
 import { notFound } from './errors.js';
 import { messages, type Text } from './messages.js';
-import { appendOnRequest } from './route-hooks.js';
+import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,7 +19,7 @@ export function rejectMalformedIds(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!route.url.includes(':id')) return;
     const text = (route.config as { notFoundText?: Text } | undefined)?.notFoundText ?? messages.routeNotFound;
-    appendOnRequest(route, async (request) => {
+    appendRouteHook(route, 'onRequest', async (request) => {
       const params = request.params as Record<string, unknown>;
       if (!isUuid(params.id)) throw notFound(text);
     });

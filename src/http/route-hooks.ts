@@ -17,7 +17,3 @@ export function appendRouteHook<N extends RouteHookName>(
   const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing];
   (route as Record<N, unknown>)[name] = [...hooks, hook];
 }
-
-export function appendOnRequest(route: RouteOptions, hook: OneHook<NonNullable<RouteOptions['onRequest']>>): void {
-  appendRouteHook(route, 'onRequest', hook);
-}

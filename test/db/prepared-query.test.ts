@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { sql } from 'kysely';
 import { PreparedByShape, PreparedQuery } from '../../src/db/prepared-query.js';
 import { describeEachBackend } from '../helpers/test-app.js';
 
