@@ -2,16 +2,17 @@
  * EXPLAIN of every list query (SPEC §6) on PostgreSQL: each lead sort, ascending and descending,
  * first page and a page deep behind a cursor, alone and with each filter.
  *
- * The SQL is the repository's own: `LeadRepository.list` runs on a Kysely instance with a plugin
+ * The SQL is the service's own: `LeadService.list` runs on a Kysely instance with a plugin
  * that records each query as compiled (after the camel-case plugin), and that exact text and its
  * parameters are then EXPLAINed, bound the same way. Nothing is rewritten by hand.
  *
  *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/explain-lists.ts [--verbose] [--keep]
  */
 import { CompiledQuery, sql } from 'kysely';
-import { toLeadListItem } from '../src/leads/lead.mapper.js';
+import { DEFAULT_LEAD_STATUSES } from '../src/config.js';
 import type { LeadFilters, LeadSortField } from '../src/leads/lead.repository.js';
-import { LEAD_SORT_KEYS, LeadRepository } from '../src/leads/lead.repository.js';
+import { LEAD_SORT_KEYS } from '../src/leads/lead.repository.js';
+import { LeadService } from '../src/leads/lead.service.js';
 import { RecordQueries } from '../test/helpers/record-queries.js';
 import { benchPostgresUrl, createTenant, scratchPostgres, seedLeads } from './bench-database.js';
 
@@ -57,7 +58,8 @@ try {
   const tenant = tenants[1] as (typeof tenants)[number];
 
   const recorder = new RecordQueries();
-  const leads = new LeadRepository(database.db.withPlugin(recorder));
+  const leads = new LeadService(database.db, DEFAULT_LEAD_STATUSES);
+  const recorded = database.db.withPlugin(recorder);
   const filterCases: [string, LeadFilters][] = [
     ['no filter', {}],
     ['status=won', { statuses: ['won'] }],
@@ -81,12 +83,12 @@ try {
           // A cursor 60% into the tenant's filtered rows, found by walking the real query.
           let after: { value: string | number; id: string } | undefined;
           if (deep) {
-            const all = await leads.list(tenant.id, filters, { key, descending, limit: 20_000 });
+            const all = await leads.list(recorded, tenant.id, filters, { key, descending, limit: 20_000 });
             const row = all[Math.floor(all.length * 0.6)];
             if (row === undefined) continue;
-            after = { value: key.valueOf(toLeadListItem(row)), id: row.id };
+            after = { value: key.valueOf(row), id: row._id };
           }
-          await leads.list(tenant.id, filters, { key, descending, limit: 100, after });
+          await leads.list(recorded, tenant.id, filters, { key, descending, limit: 100, after });
           const query = recorder.last as CompiledQuery;
           const explained = await database.db.executeQuery<{
             'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }];

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/admin.routes.js';
-import { requireAdminToken } from './admin/admin-auth.js';
+import { requireAdminToken } from './admin/admin-auth.plugin.js';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
 import { customerRoutes } from './customers/customer.routes.js';

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './db/timeouts.js';
 
 export const DEFAULT_LEAD_STATUSES = [
   'new',
@@ -51,8 +52,6 @@ export interface Config {
  * below it, a query waits at most 2 s for a connection and PostgreSQL cancels a statement after
  * 3 s, so that work whose answer is already lost does not go on in the database.
  */
-export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 2_000;
-export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 3_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 4_000;
 
 export class ConfigError extends Error {}

@@ -15,9 +15,11 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
 } from 'kysely';
-import { CustomerRepository } from '../../src/customers/customer.repository.js';
+import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
+import { CustomerService } from '../../src/customers/customer.service.js';
 import type { Tables } from '../../src/db/tables.js';
-import { LEAD_SORT_KEYS, LeadRepository } from '../../src/leads/lead.repository.js';
+import { LEAD_SORT_KEYS } from '../../src/leads/lead.repository.js';
+import { LeadService } from '../../src/leads/lead.service.js';
 import { LIST_LIMIT, SQL, type StatementName } from '../reference/queries.js';
 
 /** The statements that differ, each with Funil's text; empty when the reference matches. */
@@ -35,8 +37,9 @@ export async function compareWithFunil(): Promise<{ statement: StatementName; fu
       compiled.push(event.query.sql);
     },
   });
-  const leads = new LeadRepository(db);
-  const customers = new CustomerRepository(db);
+  const leads = new LeadService(db, DEFAULT_LEAD_STATUSES);
+  const customers = new CustomerService(db);
+  const actor = { tenantId: '00000000-0000-0000-0000-000000000000', tokenId: '00000000-0000-0000-0000-000000000000' };
   const tenant = '00000000-0000-0000-0000-000000000000';
   const captured = async (run: () => Promise<unknown>) => {
     compiled.length = 0;
@@ -45,24 +48,12 @@ export async function compareWithFunil(): Promise<{ statement: StatementName; fu
   };
   const funil: Record<StatementName, string> = {
     listLeads: await captured(() =>
-      leads.list(tenant, {}, { key: LEAD_SORT_KEYS.createdAt, descending: true, limit: LIST_LIMIT }),
+      leads.list(db, tenant, {}, { key: LEAD_SORT_KEYS.createdAt, descending: true, limit: LIST_LIMIT }),
     ),
-    findLead: await captured(() => leads.find(tenant, tenant)),
-    // The values in the order the create route builds them.
-    createLead: await captured(() =>
-      leads.create(tenant, tenant, {
-        name: 'n',
-        email: 'e@example.com',
-        phone: null,
-        source: null,
-        status: 'new',
-        score: 0,
-        lastContact: null,
-        notes: null,
-      }),
-    ),
-    updateLeadStatus: await captured(() => leads.update(tenant, tenant, { status: 'won' })),
-    findCustomer: await captured(() => customers.find(tenant, tenant)),
+    findLead: await captured(() => leads.find(db, tenant, tenant)),
+    createLead: await captured(() => leads.create(db, actor, { name: 'n', email: 'e@example.com' })),
+    updateLeadStatus: await captured(() => leads.setStatus(db, tenant, tenant, 'won')),
+    findCustomer: await captured(() => customers.find(db, tenant, tenant)),
   };
   await db.destroy();
   const comparable = (name: StatementName, text: string) =>

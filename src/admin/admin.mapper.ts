@@ -1,4 +1,4 @@
-import { toIso } from '../shared/fields.js';
+import { toIso } from '../db/timestamp-text.js';
 import type { IssuedToken } from './issue-token.js';
 import type { TenantRow } from './tenant.repository.js';
 import type { TokenRow } from './token.repository.js';

@@ -3,10 +3,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Db } from '../db/database.js';
-import { notFound, validationFailed } from '../http/errors.js';
-import { fieldMessage, messages } from '../http/messages.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { notFound, validationFailed } from '../shared/errors.js';
+import { fieldMessage } from '../shared/messages.js';
 import { toCreatedToken, toTenant, toTokenSummary } from './admin.mapper.js';
+import { adminMessages } from './admin.messages.js';
 import { CreatedToken, CreateTenant, CreateToken, Tenant, TokenSummary, UpdateTenant } from './admin.schemas.js';
 import { issueToken } from './issue-token.js';
 import { TenantRepository } from './tenant.repository.js';
@@ -21,7 +22,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tenants = new TenantRepository(db);
   const tokens = new TokenRepository(db);
-  const tenantNotFound = { notFoundText: messages.tenantNotFound };
+  const tenantNotFound = { notFoundText: adminMessages.tenantNotFound };
 
   app.post(
     '/tenants',
@@ -62,7 +63,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     },
     async (request) => {
       const row = await tenants.update(request.params.id, request.body);
-      if (!row) throw notFound(messages.tenantNotFound);
+      if (!row) throw notFound(adminMessages.tenantNotFound);
       // Deactivation and reactivation take effect at once on this instance.
       authenticator.invalidate();
       return toTenant(row);
@@ -92,7 +93,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
           },
         ]);
       }
-      if (!(await tenants.find(request.params.id))) throw notFound(messages.tenantNotFound);
+      if (!(await tenants.find(request.params.id))) throw notFound(adminMessages.tenantNotFound);
       const issued = await issueToken(tokens, { tenantId: request.params.id, name, scopes, expiresAt: expiry });
       return reply.code(201).send(toCreatedToken(issued));
     },
@@ -110,7 +111,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
       config: tenantNotFound,
     },
     async (request) => {
-      if (!(await tenants.find(request.params.id))) throw notFound(messages.tenantNotFound);
+      if (!(await tenants.find(request.params.id))) throw notFound(adminMessages.tenantNotFound);
       return (await tokens.listForTenant(request.params.id)).map(toTokenSummary);
     },
   );
@@ -124,10 +125,10 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         params: IdParams,
         response: { 200: SuccessBody, ...errorResponses(403, 404) },
       },
-      config: { notFoundText: messages.tokenNotFound },
+      config: { notFoundText: adminMessages.tokenNotFound },
     },
     async (request) => {
-      if (!(await tokens.revoke(request.params.id))) throw notFound(messages.tokenNotFound);
+      if (!(await tokens.revoke(request.params.id))) throw notFound(adminMessages.tokenNotFound);
       authenticator.invalidate();
       return { success: true as const };
     },

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { SCOPES } from '../auth/scopes.js';
-import { Nullable, StringEnum, Timestamp, TrimmedString } from '../http/schemas.js';
+import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
 const Name = TrimmedString({ minLength: 1, maxLength: 200, examples: ['Acme Ltda'] });
 const Scopes = Type.Array(StringEnum(SCOPES), { minItems: 1, uniqueItems: true, examples: [['leads:write']] });

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
-import { forbidden } from '../http/errors.js';
-import { messages } from '../http/messages.js';
-import type { PresentedToken } from '../http/presented-token.js';
+import { forbidden } from '../shared/errors.js';
+import { authMessages } from './auth.messages.js';
+import type { PresentedToken } from './presented-token.js';
 import type { Scope } from './scopes.js';
 
 export interface Principal {
@@ -35,15 +35,15 @@ export class TokenAuthenticator {
 
   /** Resolves a bearer token to its principal or throws the 403 that names the cause. */
   async authenticate(presented: PresentedToken, requiredScope: Scope | undefined): Promise<Principal> {
-    if (presented.token === undefined) throw forbidden(messages.tokenMissing);
-    if (presented.hash === undefined) throw forbidden(messages.tokenInvalid);
+    if (presented.token === undefined) throw forbidden(authMessages.tokenMissing);
+    if (presented.hash === undefined) throw forbidden(authMessages.tokenInvalid);
     const record = await this.#lookup(presented.hash);
-    if (record === null) throw forbidden(messages.tokenInvalid);
-    if (record.revokedAt !== null) throw forbidden(messages.tokenRevoked);
+    if (record === null) throw forbidden(authMessages.tokenInvalid);
+    if (record.revokedAt !== null) throw forbidden(authMessages.tokenRevoked);
     if (record.expiresAt !== null && record.expiresAt.getTime() <= Date.now()) {
-      throw forbidden(messages.tokenExpired);
+      throw forbidden(authMessages.tokenExpired);
     }
-    if (!record.tenantActive) throw forbidden(messages.tenantInactive);
+    if (!record.tenantActive) throw forbidden(authMessages.tenantInactive);
     if (requiredScope !== undefined && !record.scopes.has(requiredScope)) {
       throw forbidden({
         pt: `O token não tem o escopo necessário: ${requiredScope}.`,

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { listQueryFields, parseSort, statusList } from '../http/list-query.js';
-import { StringEnum } from '../http/schemas.js';
+import { listQueryFields, parseSort, statusList } from '../records/list-query.js';
+import { StringEnum } from '../shared/schemas.js';
 import type { CustomerFilters, CustomerSortField } from './customer.repository.js';
 import { CUSTOMER_STATUSES, CUSTOMER_TYPES } from './customer.schemas.js';
 

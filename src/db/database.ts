@@ -2,9 +2,9 @@ import type { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from '../config.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import type { Tables } from './tables.js';
+import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 
 export type Db = Kysely<Tables>;
 

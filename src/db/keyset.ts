@@ -1,7 +1,12 @@
 import { type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
-import type { CursorPosition } from '../http/cursor.js';
 import { isUuid } from '../shared/ids.js';
 import type { Db } from './database.js';
+
+/** Where a page ended: the sort value and the id of its last row. */
+export interface CursorPosition {
+  readonly value: string | number | null;
+  readonly id: string;
+}
 
 /** A documented sort: its value as SQL, written exactly as its index is built. */
 export interface SortKey<Row> {

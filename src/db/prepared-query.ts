@@ -23,22 +23,22 @@ function placeholders<Params extends object>(used: Set<string>): Params {
 }
 
 /**
- * A statement Kysely builds and compiles once, then runs with new values each time. On the hot
- * paths, building the query tree, renaming it to snake_case and compiling it cost more than the
- * rest of the request's own code (bench/results/profile-notes.md); the text never changes, only
- * the values do. Only for statements whose shape does not depend on their values (for those that
- * do, see PreparedByShape). A placeholder is an opaque object while the statement is built: it may
- * go where Kysely takes a value, nowhere else (not into `sql.lit`, `sql.ref`, a branch or an `in`
- * list); a placeholder that does not end up as a parameter of its own is refused here, at start.
+ * A statement Kysely builds and compiles once, then runs with new values each time, on whichever
+ * handle the caller gives: the database, or a transaction open on it. On the hot paths, building
+ * the query tree, renaming it to snake_case and compiling it cost more than the rest of the
+ * request's own code (bench/results/profile-notes.md); the text never changes, only the values do.
+ * Only for statements whose shape does not depend on their values (for those that do, see
+ * PreparedByShape). A placeholder is an opaque object while the statement is built: it may go where
+ * Kysely takes a value, nowhere else (not into `sql.lit`, `sql.ref`, a branch or an `in` list); a
+ * placeholder that does not end up as a parameter of its own is refused here, at start.
  */
 export class PreparedQuery<Params extends object, Row> {
-  readonly #db: Db;
   readonly #compiled: CompiledQuery<Row>;
   /** Where each `$n` comes from: a named value of the run, or a constant of the statement. */
   readonly #bindings: readonly ({ name: keyof Params } | { constant: unknown })[];
 
-  constructor(db: Db, build: (params: Params) => Compilable<Row>) {
-    this.#db = db;
+  /** `build` compiles with the dialect and plugins of the handle it uses; each run takes a handle of its own. */
+  constructor(build: (params: Params) => Compilable<Row>) {
     const used = new Set<string>();
     this.#compiled = build(placeholders<Params>(used)).compile();
     this.#bindings = this.#compiled.parameters.map((value) =>
@@ -50,14 +50,15 @@ export class PreparedQuery<Params extends object, Row> {
       throw new Error(`prepared statement: ${lost.join(', ')} did not become parameters: ${this.#compiled.sql}`);
   }
 
-  async execute(params: Params): Promise<Row[]> {
+  /** Runs on `handle`: the database, or a transaction (it then commits or rolls back with it). */
+  async execute(handle: Db, params: Params): Promise<Row[]> {
     const parameters = this.#bindings.map((binding) => ('name' in binding ? params[binding.name] : binding.constant));
-    const result = await this.#db.executeQuery<Row>({ ...this.#compiled, parameters });
+    const result = await handle.executeQuery<Row>({ ...this.#compiled, parameters });
     return result.rows;
   }
 
-  async first(params: Params): Promise<Row | undefined> {
-    return (await this.execute(params))[0];
+  async first(handle: Db, params: Params): Promise<Row | undefined> {
+    return (await this.execute(handle, params))[0];
   }
 }
 
@@ -70,7 +71,6 @@ export class PreparedByShape<Shape, Params extends object, Row> {
   readonly #prepared = new Map<string, PreparedQuery<Params, Row>>();
 
   constructor(
-    private readonly db: Db,
     private readonly keyOf: (shape: Shape) => string,
     private readonly build: (shape: Shape, params: Params) => Compilable<Row>,
     private readonly maxShapes = 256,
@@ -80,7 +80,7 @@ export class PreparedByShape<Shape, Params extends object, Row> {
     const key = this.keyOf(shape);
     let statement = this.#prepared.get(key);
     if (statement === undefined) {
-      statement = new PreparedQuery(this.db, (params: Params) => this.build(shape, params));
+      statement = new PreparedQuery((params: Params) => this.build(shape, params));
       if (this.#prepared.size < this.maxShapes) this.#prepared.set(key, statement);
     }
     return statement;

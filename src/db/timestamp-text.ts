@@ -24,3 +24,11 @@ export function isoFromTimestampText(text: string | null): string | null {
   // Another time zone or an unusual value: the slow way, as node-postgres reads it.
   return parseTimestamptz(text).toISOString();
 }
+
+/** A timestamp as the API writes it, from a Date or from PostgreSQL's text of it. */
+export function toIso(date: Date | string): string;
+export function toIso(date: Date | string | null): string | null;
+export function toIso(date: Date | string | null): string | null {
+  if (date === null) return null;
+  return typeof date === 'string' ? isoFromTimestampText(date) : date.toISOString();
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { presentedToken } from '../auth/presented-token.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
-import { presentedToken } from './presented-token.js';
 import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {

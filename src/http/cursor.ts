@@ -1,12 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { validationFailed } from './errors.js';
-import { fieldMessage, type Text } from './messages.js';
-
-/** Where a page ended: the sort value and the id of its last row. */
-export interface CursorPosition {
-  readonly value: string | number | null;
-  readonly id: string;
-}
+import type { CursorPosition } from '../db/keyset.js';
+import { validationFailed } from '../shared/errors.js';
+import { fieldMessage, type Text } from '../shared/messages.js';
 
 const MAC_BYTES = 16;
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { serviceUnavailable } from './errors.js';
-import { messages } from './messages.js';
+import { serviceUnavailable } from '../shared/errors.js';
+import { messages } from '../shared/messages.js';
 
 /**
  * SPEC §12 shutdown, for the part Fastify leaves to us (the app is built with

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
 import { PreconditionFailedError } from '../db/precondition.js';
-import { ApiError, serviceUnavailable, validationFailed } from './errors.js';
-import { fieldMessage, fieldMessages, languageOf, messages, type Text } from './messages.js';
+import { ApiError, serviceUnavailable, validationFailed } from '../shared/errors.js';
+import { fieldMessage, fieldMessages, languageOf, messages, type Text } from '../shared/messages.js';
 import { toFieldIssues } from './validation.js';
 
 declare module 'fastify' {

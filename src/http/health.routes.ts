@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.js';
-import { serviceUnavailable } from './errors.js';
+import { serviceUnavailable } from '../shared/errors.js';
 
 const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
 

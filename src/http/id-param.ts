@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { notFound } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
-import { notFound } from './errors.js';
-import { messages, type Text } from './messages.js';
+import { messages, type Text } from '../shared/messages.js';
 import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {

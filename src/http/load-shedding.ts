@@ -1,8 +1,8 @@
 import { getHeapStatistics } from 'node:v8';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
-import { serviceUnavailable } from './errors.js';
-import { messages } from './messages.js';
+import { serviceUnavailable } from '../shared/errors.js';
+import { messages } from '../shared/messages.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

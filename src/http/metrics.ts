@@ -1,12 +1,14 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { authMessages } from '../auth/auth.messages.js';
 import { bearerOf, secretsEqual } from '../auth/token-secret.js';
 import type { Database, PoolStats } from '../db/database.js';
-import { forbidden } from './errors.js';
-import { messages } from './messages.js';
+import { forbidden } from '../shared/errors.js';
 
 /** The route label of a request that matched no route: raw URLs would make a label per probe. */
+const metricsTokenInvalid = { pt: 'Token de métricas inválido.', en: 'Invalid metrics token.' };
+
 export const UNMATCHED_ROUTE = 'unmatched';
 
 export interface MetricsOptions {
@@ -87,7 +89,7 @@ function gaugePool(registry: Registry, database: Database): void {
 function requireMetricsToken(token: string): onRequestHookHandler {
   return async (request) => {
     const presented = bearerOf(request.headers.authorization);
-    if (presented === undefined) throw forbidden(messages.tokenMissing);
-    if (!secretsEqual(presented, token)) throw forbidden(messages.metricsTokenInvalid);
+    if (presented === undefined) throw forbidden(authMessages.tokenMissing);
+    if (!secretsEqual(presented, token)) throw forbidden(metricsTokenInvalid);
   };
 }

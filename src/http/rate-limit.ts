@@ -2,9 +2,9 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ApiError } from './errors.js';
-import { messages } from './messages.js';
-import { presentedToken } from './presented-token.js';
+import { presentedToken } from '../auth/presented-token.js';
+import { ApiError } from '../shared/errors.js';
+import { messages } from '../shared/messages.js';
 
 /** Counters in Redis when a URL is given (shared by every instance), else in this process. */
 export async function openRateLimitStore(redisUrl: string | undefined, logger: Logger): Promise<Redis | undefined> {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { validationFailed } from './errors.js';
-import { messages } from './messages.js';
+import { validationFailed } from '../shared/errors.js';
+import { messages } from '../shared/messages.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
-import { ApiError, validationFailed } from '../http/errors.js';
-import { fieldMessage, messages } from '../http/messages.js';
 import { appendRouteHook } from '../http/route-hooks.js';
+import { ApiError, validationFailed } from '../shared/errors.js';
+import { fieldMessage, messages } from '../shared/messages.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
 declare module 'fastify' {

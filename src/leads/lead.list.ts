@@ -1,8 +1,8 @@
 import { type Static, Type } from 'typebox';
-import { validationFailed } from '../http/errors.js';
-import { listQueryFields, parseSort, statusList } from '../http/list-query.js';
-import { fieldMessage, fieldMessages } from '../http/messages.js';
-import { TrimmedString } from '../http/schemas.js';
+import { listQueryFields, parseSort, statusList } from '../records/list-query.js';
+import { validationFailed } from '../shared/errors.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import { TrimmedString } from '../shared/schemas.js';
 import type { LeadFilters, LeadSortField } from './lead.repository.js';
 
 export const LEAD_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'score', 'lastContact'] as const;

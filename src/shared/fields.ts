@@ -1,5 +1,3 @@
-import { isoFromTimestampText } from '../db/timestamp-text.js';
-
 /**
  * Keeps the writable fields present in a validated body, turning "" into null:
  * web forms send empty fields for "no value" (SPEC §3). Read-only fields are dropped.
@@ -15,14 +13,6 @@ export function pickWritable<K extends string>(
     picked[key] = value === '' ? null : value;
   }
   return picked;
-}
-
-/** A timestamp as the API writes it, from a Date or from PostgreSQL's text of it. */
-export function toIso(date: Date | string): string;
-export function toIso(date: Date | string | null): string | null;
-export function toIso(date: Date | string | null): string | null {
-  if (date === null) return null;
-  return typeof date === 'string' ? isoFromTimestampText(date) : date.toISOString();
 }
 
 /** Cuts a string to `max` characters, counted as PostgreSQL counts them (code points). */

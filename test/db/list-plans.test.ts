@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { CUSTOMER_SORT_KEYS, CustomerRepository } from '../../src/customers/customer.repository.js';
+import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
+import { CUSTOMER_SORT_KEYS } from '../../src/customers/customer.repository.js';
+import { CustomerService } from '../../src/customers/customer.service.js';
 import type { Db } from '../../src/db/database.js';
-import { LEAD_SORT_KEYS, LeadRepository } from '../../src/leads/lead.repository.js';
+import { LEAD_SORT_KEYS } from '../../src/leads/lead.repository.js';
+import { LeadService } from '../../src/leads/lead.service.js';
 import { newId } from '../../src/shared/ids.js';
 import { RecordQueries } from '../helpers/record-queries.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -74,12 +77,13 @@ describeEachBackend('list queries are answered in index order, without a sort (S
   });
 
   const lists = [
-    ['leads', LEAD_SORT_KEYS, (db: Db) => new LeadRepository(db)],
-    ['customers', CUSTOMER_SORT_KEYS, (db: Db) => new CustomerRepository(db)],
+    ['leads', LEAD_SORT_KEYS, (db: Db) => new LeadService(db, DEFAULT_LEAD_STATUSES)],
+    ['customers', CUSTOMER_SORT_KEYS, (db: Db) => new CustomerService(db)],
   ] as const;
-  for (const [resource, keys, repository] of lists) {
+  for (const [resource, keys, serviceOn] of lists) {
     it(`lists ${resource} by every sort, both ways, first page and after a cursor`, async () => {
-      const recorded = repository(ctx.db.withPlugin(recorder));
+      const service = serviceOn(ctx.db);
+      const recorded = ctx.db.withPlugin(recorder);
       for (const [field, key] of Object.entries(keys)) {
         for (const descending of [false, true]) {
           for (const after of [
@@ -87,7 +91,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
             { value: field === 'score' ? 50 : field === 'name' ? 'M' : '2026-01-01T00:00:00.000Z', id: newId() },
           ]) {
             // biome-ignore lint/suspicious/noExplicitAny: one loop over both repositories' own page types.
-            await recorded.list(tenant.id, {}, { key: key as any, descending, limit: 10, after });
+            await service.list(recorded, tenant.id, {}, { key: key as any, descending, limit: 10, after });
             const nodes = await planNodes(ctx.db, recorder.last as CompiledQuery);
             assert.ok(
               !nodes.some((node) => node.includes('Sort')),

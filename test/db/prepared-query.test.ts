@@ -5,7 +5,7 @@ import { describeEachBackend } from '../helpers/test-app.js';
 
 describeEachBackend('statements compiled once, run with new values (src/db/prepared-query.ts)', (ctx) => {
   it('binds each run its own values, by name, constants kept', async () => {
-    const tenants = new PreparedQuery(ctx.db, (p: { id: string; name: string }) =>
+    const tenants = new PreparedQuery((p: { id: string; name: string }) =>
       ctx.db
         .selectFrom('tenants')
         .select(['id', 'name'])
@@ -15,9 +15,27 @@ describeEachBackend('statements compiled once, run with new values (src/db/prepa
     );
     const a = await ctx.tenant('Alpha');
     const b = await ctx.tenant('Beta');
-    assert.deepEqual(await tenants.first({ id: a.id, name: 'Alpha' }), { id: a.id, name: 'Alpha' });
-    assert.deepEqual(await tenants.first({ id: b.id, name: 'Beta' }), { id: b.id, name: 'Beta' });
-    assert.equal(await tenants.first({ id: a.id, name: 'Beta' }), undefined);
+    assert.deepEqual(await tenants.first(ctx.db, { id: a.id, name: 'Alpha' }), { id: a.id, name: 'Alpha' });
+    assert.deepEqual(await tenants.first(ctx.db, { id: b.id, name: 'Beta' }), { id: b.id, name: 'Beta' });
+    assert.equal(await tenants.first(ctx.db, { id: a.id, name: 'Beta' }), undefined);
+  });
+
+  it('runs inside the transaction it is given, and rolls back with it', async () => {
+    const rename = new PreparedQuery((p: { id: string; name: string }) =>
+      ctx.db.updateTable('tenants').set({ name: p.name }).where('id', '=', p.id).returning('name'),
+    );
+    const tenant = await ctx.tenant('Before');
+    const seenInside = await ctx.db
+      .transaction()
+      .execute(async (trx) => {
+        const row = await rename.first(trx, { id: tenant.id, name: 'Inside' });
+        throw Object.assign(new Error('roll back'), { row });
+      })
+      .catch((error: { row?: { name: string } }) => error.row);
+    assert.deepEqual(seenInside, { name: 'Inside' });
+    const after = await ctx.db.selectFrom('tenants').select('name').where('id', '=', tenant.id).executeTakeFirst();
+    assert.deepEqual(after, { name: 'Before' });
+    assert.deepEqual(await rename.first(ctx.db, { id: tenant.id, name: 'Outside' }), { name: 'Outside' });
   });
 
   it('refuses at once a placeholder that would not become a parameter of its own', () => {
@@ -25,7 +43,7 @@ describeEachBackend('statements compiled once, run with new values (src/db/prepa
     // silently never depend on it.
     assert.throws(
       () =>
-        new PreparedQuery(ctx.db, (p: { id: string; onlyActive: boolean }) => {
+        new PreparedQuery((p: { id: string; onlyActive: boolean }) => {
           const query = ctx.db.selectFrom('tenants').select('id').where('id', '=', p.id);
           return p.onlyActive ? query.where('active', '=', true) : query;
         }),
@@ -35,7 +53,7 @@ describeEachBackend('statements compiled once, run with new values (src/db/prepa
 
   it('prepares one statement per shape, each with its own text', async () => {
     const built: string[] = [];
-    const byShape = new PreparedByShape<boolean, { id: string }, { id: string }>(ctx.db, String, (active, p) => {
+    const byShape = new PreparedByShape<boolean, { id: string }, { id: string }>(String, (active, p) => {
       const query = ctx.db.selectFrom('tenants').select('id').where('id', '=', p.id);
       const shaped = active ? query.where('active', '=', true) : query;
       built.push(shaped.compile().sql);

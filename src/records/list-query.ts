@@ -1,12 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { fitsSortKey, type KeysetPage, type SortKey } from '../db/keyset.js';
-import type { CursorCodec } from './cursor.js';
-import { cursorBinding } from './cursor.js';
-import { validationFailed } from './errors.js';
-import { fieldMessage, fieldMessages } from './messages.js';
-import { setNextPage } from './next-page.js';
-import { StringEnum, TrimmedString } from './schemas.js';
+import { validationFailed } from '../shared/errors.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import { StringEnum, TrimmedString } from '../shared/schemas.js';
 
 /** The query parameters both lists share (SPEC §6); each list adds its own filters. */
 export function listQueryFields<const F extends readonly string[]>(sortFields: F) {
@@ -54,36 +49,4 @@ export function parseSort<F extends string>(sort: string | undefined): { field: 
   const value = sort ?? '-createdAt';
   const descending = value.startsWith('-');
   return { field: (descending ? value.slice(1) : value) as F, descending };
-}
-
-export interface ListRequest<Item> {
-  tenantId: string;
-  sort: string;
-  key: SortKey<Item>;
-  descending: boolean;
-  limit: number;
-  cursor: string | undefined;
-  /** The filters as the client sent them, normalised: a cursor is valid only for the same ones. */
-  filters: object;
-  fetch(page: KeysetPage<Item>): Promise<Item[]>;
-}
-
-/** Runs one keyset page and, when more rows follow, sets the next-page headers. */
-export async function listPage<Item extends { _id: string }>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  cursors: CursorCodec,
-  list: ListRequest<Item>,
-): Promise<Item[]> {
-  const binding = cursorBinding(list.tenantId, list.sort, list.filters);
-  const after = list.cursor === undefined ? undefined : await cursors.decode(list.cursor, binding);
-  if (after && !fitsSortKey(after, list.key as SortKey<unknown>)) {
-    throw validationFailed([{ field: 'cursor', message: fieldMessage('cursor', fieldMessages.invalid()) }]);
-  }
-  const items = await list.fetch({ key: list.key, descending: list.descending, limit: list.limit, after });
-  if (items.length <= list.limit) return items;
-  const page = items.slice(0, list.limit);
-  const last = page[page.length - 1] as Item;
-  setNextPage(request, reply, await cursors.encode({ value: list.key.valueOf(last), id: last._id }, binding));
-  return page;
 }

@@ -12,14 +12,6 @@ export function languageOf(acceptLanguage: string | string[] | undefined): Langu
 }
 
 export const messages = {
-  leadRequired: {
-    pt: 'O nome é obrigatório e é necessário informar um e-mail ou telefone.',
-    en: 'Name is required, and an e-mail or a phone is also needed.',
-  },
-  leadContactRequired: {
-    pt: 'É necessário informar um e-mail ou telefone.',
-    en: 'An e-mail or a phone is needed.',
-  },
   invalidRequest: { pt: 'Requisição inválida.', en: 'Invalid request.' },
   malformedJson: { pt: 'O corpo da requisição não é um JSON válido.', en: 'The request body is not valid JSON.' },
   forbiddenJsonKey: {
@@ -34,32 +26,7 @@ export const messages = {
     pt: 'Informe ao menos um campo para atualizar.',
     en: 'Send at least one field to update.',
   },
-  tokenMissing: {
-    pt: 'Token de acesso ausente: envie o cabeçalho Authorization: Bearer <token>.',
-    en: 'Access token missing: send the header Authorization: Bearer <token>.',
-  },
-  tokenInvalid: { pt: 'Token de acesso inválido.', en: 'Invalid access token.' },
-  tokenExpired: { pt: 'Token de acesso expirado.', en: 'The access token has expired.' },
-  tokenRevoked: { pt: 'Token de acesso revogado.', en: 'The access token has been revoked.' },
-  tenantInactive: {
-    pt: 'A conta associada a este token está inativa.',
-    en: 'The account of this token is inactive.',
-  },
-  adminDisabled: {
-    pt: 'A API de administração está desativada: defina FUNIL_ADMIN_TOKEN.',
-    en: 'The admin API is disabled: set FUNIL_ADMIN_TOKEN.',
-  },
-  adminTokenInvalid: { pt: 'Token de administração inválido.', en: 'Invalid admin token.' },
-  metricsTokenInvalid: { pt: 'Token de métricas inválido.', en: 'Invalid metrics token.' },
-  leadNotFound: { pt: 'Lead não encontrado.', en: 'Lead not found.' },
-  customerNotFound: { pt: 'Cliente não encontrado.', en: 'Customer not found.' },
-  tenantNotFound: { pt: 'Conta não encontrada.', en: 'Tenant not found.' },
-  tokenNotFound: { pt: 'Token não encontrado.', en: 'Token not found.' },
   routeNotFound: { pt: 'Rota não encontrada.', en: 'Route not found.' },
-  customerEmailTaken: {
-    pt: 'Já existe um cliente com este e-mail.',
-    en: 'A customer with this e-mail already exists.',
-  },
   idempotencyKeyReused: {
     pt: 'Esta Idempotency-Key já foi usada com outro corpo de requisição.',
     en: 'This Idempotency-Key was already used with a different request body.',

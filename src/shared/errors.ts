@@ -43,6 +43,8 @@ export const notFound = (text: Text) => new ApiError(404, 'not_found', text);
 export const conflict = (text: Text, extra?: Record<string, unknown>) =>
   new ApiError(409, 'conflict', text, undefined, extra);
 
+export const preconditionFailed = () => new ApiError(412, 'precondition_failed', messages.preconditionFailed);
+
 export const serviceUnavailable = (text: Text = messages.serviceUnavailable, retryAfterSeconds = 5) =>
   new ApiError(503, 'service_unavailable', text, undefined, undefined, {
     'retry-after': String(retryAfterSeconds),

@@ -1,0 +1,76 @@
+import type { Db } from '../db/database.js';
+import { isUniqueViolation } from '../db/errors.js';
+import type { ExpectedVersions } from '../db/precondition.js';
+import { type Actor, RecordService, type Stored } from '../records/record.service.js';
+import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
+import { conflict, validationFailed } from '../shared/errors.js';
+import { truncate } from '../shared/fields.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import { type CustomerFieldTable, type CustomerListKeys, customerFields } from './customer.fields.js';
+import { customerMessages } from './customer.messages.js';
+import { CUSTOMER_EMAIL_KEY, CustomerRepository } from './customer.repository.js';
+
+export type CreateCustomerInput = CreateInput<CustomerFieldTable>;
+export type UpdateCustomerInput = UpdateInput<CustomerFieldTable>;
+export type CustomerObject = RecordObject<CustomerFieldTable>;
+
+/** Every rule of a customer write (SPEC §4): defaults, names from parts, a unique e-mail, at most 2 decimals. */
+export class CustomerService extends RecordService<CustomerFieldTable, CustomerListKeys> {
+  readonly #customers: CustomerRepository;
+
+  constructor(db: Db, customers = new CustomerRepository(db)) {
+    super(customers, customerFields, customerMessages.customerNotFound);
+    this.#customers = customers;
+  }
+
+  create(handle: Db, actor: Actor, input: CreateCustomerInput): Promise<Stored<CustomerObject>> {
+    const changes = withValidValue(this.fields.writableOf(input));
+    const values = { ...this.fields.defaults, ...splitName(input.name), ...changes };
+    return this.insert(handle, actor.tenantId, values);
+  }
+
+  update(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    input: UpdateCustomerInput,
+    expected?: ExpectedVersions,
+  ): Promise<Stored<CustomerObject>> {
+    const changes = withValidValue(this.changesOf(input));
+    if (changes.name != null) {
+      return this.write(handle, tenantId, id, { ...splitName(changes.name), ...changes }, { expected });
+    }
+    const fromParts = 'firstName' in changes || 'lastName' in changes;
+    return this.write(handle, tenantId, id, changes, { expected, derived: fromParts ? ['nameFromParts'] : [] });
+  }
+
+  /** A taken e-mail is a 409 naming the customer that holds it (SPEC §4). */
+  protected override async constraintError(
+    error: unknown,
+    handle: Db,
+    tenantId: string,
+    values: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> {
+    if (typeof values.email !== 'string' || !isUniqueViolation(error, CUSTOMER_EMAIL_KEY)) return error;
+    const existingId = await this.#customers.findIdByEmail(handle, tenantId, values.email);
+    return conflict(customerMessages.customerEmailTaken, existingId ? { existingId } : undefined);
+  }
+}
+
+/**
+ * `multipleOf: 0.01` tolerates 1e-9 of float error, so 5.000000000001 or 1e-12 would pass it and be
+ * rounded by numeric(14, 2) without a word. A number has at most 2 decimals when it is the double
+ * nearest to its own 2-decimal rendering (0.07 and 19.99 are; 0.001 and 1e-12 are not).
+ */
+function withValidValue<T extends { value?: number | undefined }>(changes: T): T {
+  if (changes.value !== undefined && Number(changes.value.toFixed(2)) !== changes.value) {
+    throw validationFailed([{ field: 'value', message: fieldMessage('value', fieldMessages.decimals()) }]);
+  }
+  return changes;
+}
+
+/** SPEC §4: first name is the first word of `name`, last name the rest (null when there is none). */
+export function splitName(name: string): { firstName: string; lastName: string | null } {
+  const [first = '', ...rest] = name.trim().split(/\s+/);
+  return { firstName: truncate(first, 100), lastName: rest.length ? truncate(rest.join(' '), 100) : null };
+}

@@ -1,0 +1,210 @@
+import { type Compilable, type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { newId } from '../shared/ids.js';
+import type { Db } from './database.js';
+import { type KeysetPage, keysetPage, rowsAsNamed } from './keyset.js';
+import { containsPattern } from './like-pattern.js';
+import { conditionalWrite, type ExpectedVersions, versionIn } from './precondition.js';
+import { PreparedByShape, PreparedQuery } from './prepared-query.js';
+
+/** A row as a read or a write returns it: its columns by (camelCase) name, the id and the version among them. */
+export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
+
+/** How a list filter of the query string applies to a column. */
+export interface FilterSpec {
+  readonly column: string;
+  readonly operator: '=' | '>=' | '<=' | 'in';
+  /** The value is an ISO 8601 text compared with a timestamp column. */
+  readonly timestamp?: boolean;
+}
+
+export interface RecordStoreOptions {
+  readonly table: 'leads' | 'customers';
+  /** The columns a read or a write returns. */
+  readonly columns: readonly string[];
+  /** The columns an insert sets, `id` and `tenantId` among them, in the order the statement names them. */
+  readonly insertColumns: readonly string[];
+  /** SQL an update may compute from the row, by name (customers: the name rebuilt from its parts). */
+  readonly derived?: Readonly<
+    Record<
+      string,
+      (set: readonly string[], values: Readonly<Record<string, unknown>>) => Record<string, Expression<unknown>>
+    >
+  >;
+  /** The list filters, by their name in the query string. */
+  readonly filters: Readonly<Record<string, FilterSpec>>;
+  /** The columns `q` searches (SPEC §6: a case-insensitive substring). */
+  readonly searchColumns: readonly string[];
+}
+
+export interface WriteOptions {
+  /** The versions an If-Match allows (SPEC §8); undefined sets no condition. */
+  readonly expected?: ExpectedVersions;
+  /** Names of `derived` expressions the update also sets. */
+  readonly derived?: readonly string[];
+}
+
+interface Key {
+  tenantId: string;
+  id: string;
+}
+
+interface UpdateShape {
+  columns: readonly string[];
+  derived: readonly string[];
+  conditional: boolean;
+}
+
+type WriteParams = Key & Record<string, unknown> & { versions?: readonly number[] };
+
+/**
+ * The tenant-scoped storage of one resource (leads, customers): every statement takes the tenant
+ * first, so a record of another tenant does not exist here. Each method runs on the handle it is
+ * given (the database, or a transaction that spans several writes); the hot statements are
+ * compiled once (PreparedQuery) and run on whichever handle comes.
+ */
+export class RecordStore {
+  readonly #options: RecordStoreOptions;
+  readonly #find: PreparedQuery<Key, StoredRow>;
+  readonly #insert: PreparedQuery<Key & Record<string, unknown>, StoredRow>;
+  readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
+  readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
+
+  constructor(db: Db, options: RecordStoreOptions) {
+    this.#options = options;
+    // The table and columns are this store's own (a resource's), not Kysely's static types.
+    const any = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const { table, columns } = options;
+    this.#find = new PreparedQuery((p: Key) =>
+      returning<StoredRow>(
+        any.selectFrom(table).select(columns).where('tenantId', '=', p.tenantId).where('id', '=', p.id),
+      ),
+    );
+    this.#insert = new PreparedQuery((p: Key & Record<string, unknown>) =>
+      returning<StoredRow>(
+        any
+          .insertInto(table)
+          .values(Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])))
+          .returning(columns),
+      ),
+    );
+    // The row is locked before updatedAt is taken, so a write that waited for another one gets a
+    // later time than it (SPEC §6: a walker by updatedAt does not pass it by).
+    this.#update = new PreparedByShape<UpdateShape, WriteParams, StoredRow>(
+      (shape) => `${shape.columns.join(',')}|${shape.derived.join(',')}|${shape.conditional}`,
+      (shape, p) => {
+        const set: Record<string, unknown> = Object.fromEntries(shape.columns.map((column) => [column, p[column]]));
+        for (const name of shape.derived) Object.assign(set, options.derived?.[name]?.(shape.columns, p));
+        set.updatedAt = sql`clock_timestamp()`;
+        set.version = sql`version + 1`;
+        const query = any
+          .with('locked', (locked) =>
+            locked
+              .selectFrom(table)
+              .select('id as lockedId')
+              .where('tenantId', '=', p.tenantId)
+              .where('id', '=', p.id)
+              .forUpdate(),
+          )
+          .updateTable(table)
+          .from('locked')
+          .set(set)
+          .whereRef(`${table}.id`, '=', 'locked.lockedId');
+        return returning<StoredRow>(
+          (shape.conditional ? query.where(versionIn(p.versions)) : query).returning(columns),
+        );
+      },
+    );
+    this.#delete = new PreparedByShape<boolean, WriteParams, { id: string }>(String, (conditional, p) => {
+      const query = any.deleteFrom(table).where('tenantId', '=', p.tenantId).where('id', '=', p.id);
+      return returning<{ id: string }>((conditional ? query.where(versionIn(p.versions)) : query).returning('id'));
+    });
+  }
+
+  find(handle: Db, tenantId: string, id: string): Promise<StoredRow | undefined> {
+    return this.#find.first(handle, { tenantId, id });
+  }
+
+  async exists(handle: Db, tenantId: string, id: string): Promise<boolean> {
+    return (await this.find(handle, tenantId, id)) !== undefined;
+  }
+
+  /** Inserts a new record with a new id; `values` holds every insert column. */
+  async insert(handle: Db, tenantId: string, values: Readonly<Record<string, unknown>>): Promise<StoredRow> {
+    return (await this.#insert.first(handle, { ...values, id: newId(), tenantId })) as StoredRow;
+  }
+
+  /**
+   * Updates in one statement, the If-Match condition included; undefined when the record is not in
+   * the tenant; throws PreconditionFailedError when it is, in another version.
+   */
+  update(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    values: Readonly<Record<string, unknown>>,
+    { expected, derived = [] }: WriteOptions = {},
+  ): Promise<StoredRow | undefined> {
+    const statement = this.#update.for({ columns: Object.keys(values), derived, conditional: expected !== undefined });
+    return conditionalWrite(
+      expected,
+      () => statement.first(handle, { ...values, tenantId, id, versions: expected }),
+      () => this.exists(handle, tenantId, id),
+    );
+  }
+
+  /** Deletes in one statement, the If-Match condition included; false when the record is not in the tenant. */
+  async delete(handle: Db, tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
+    const statement = this.#delete.for(expected !== undefined);
+    const deleted = await conditionalWrite(
+      expected,
+      () => statement.first(handle, { tenantId, id, versions: expected }),
+      () => this.exists(handle, tenantId, id),
+    );
+    return deleted !== undefined;
+  }
+
+  /**
+   * The one place lists are queried: the tenant, the filters, then a keyset page (SPEC §6). Rows
+   * keep the names the SQL gives them (see rowsAsNamed).
+   */
+  list<Item>(
+    handle: Db,
+    tenantId: string,
+    selection: readonly unknown[],
+    filters: object,
+    page: KeysetPage<Item>,
+  ): Promise<Record<string, unknown>[]> {
+    const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const query = any
+      .selectFrom(this.#options.table)
+      .select(selection as never)
+      .where('tenantId', '=', tenantId);
+    return rowsAsNamed(handle, keysetPage(this.#filtered(query, filters), page));
+  }
+
+  #filtered<Q extends SelectQueryBuilder<Record<string, Record<string, unknown>>, string, object>>(
+    query: Q,
+    filters: object,
+  ): Q {
+    let filtered = query;
+    for (const [name, value] of Object.entries(filters)) {
+      if (value === undefined) continue;
+      if (name === 'q') {
+        const pattern = containsPattern(value as string);
+        filtered = filtered.where((eb) =>
+          eb.or(this.#options.searchColumns.map((column) => eb(column, 'ilike', pattern))),
+        ) as Q;
+        continue;
+      }
+      const spec = this.#options.filters[name];
+      if (!spec) throw new Error(`${this.#options.table}: no filter named ${name}`);
+      filtered = filtered.where(spec.column, spec.operator, spec.timestamp ? new Date(value as string) : value) as Q;
+    }
+    return filtered;
+  }
+}
+
+/** A statement on a table named at run time, typed as the rows it returns. */
+function returning<Row>(query: Compilable<unknown>): Compilable<Row> {
+  return query as Compilable<Row>;
+}

@@ -1,0 +1,13 @@
+import type { Text } from '../shared/messages.js';
+
+export const leadMessages = {
+  leadRequired: {
+    pt: 'O nome é obrigatório e é necessário informar um e-mail ou telefone.',
+    en: 'Name is required, and an e-mail or a phone is also needed.',
+  },
+  leadContactRequired: {
+    pt: 'É necessário informar um e-mail ou telefone.',
+    en: 'An e-mail or a phone is needed.',
+  },
+  leadNotFound: { pt: 'Lead não encontrado.', en: 'Lead not found.' },
+} as const satisfies Record<string, Text>;

@@ -1,0 +1,54 @@
+import type { Db } from '../db/database.js';
+import { isCheckViolation } from '../db/errors.js';
+import type { ExpectedVersions } from '../db/precondition.js';
+import { type Actor, RecordService, type Stored } from '../records/record.service.js';
+import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
+import { validationFailed } from '../shared/errors.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import { type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
+import { leadMessages } from './lead.messages.js';
+import { leadStore } from './lead.repository.js';
+
+export type CreateLeadInput = CreateInput<LeadFieldTable>;
+export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
+export type LeadObject = RecordObject<LeadFieldTable>;
+
+/** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
+export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
+  constructor(db: Db, statuses: readonly string[], fields = leadFields(statuses)) {
+    super(leadStore(db, fields), fields, leadMessages.leadNotFound);
+  }
+
+  async create(handle: Db, actor: Actor, input: CreateLeadInput): Promise<Stored<LeadObject>> {
+    const values = { ...this.fields.defaults, ...this.fields.writableOf(input) };
+    if (values.email == null && values.phone == null) {
+      throw validationFailed(
+        [
+          { field: 'email', message: fieldMessage('email', fieldMessages.required()) },
+          { field: 'phone', message: fieldMessage('phone', fieldMessages.required()) },
+        ],
+        leadMessages.leadRequired,
+      );
+    }
+    return this.insert(handle, actor.tenantId, { ...values, createdBy: actor.tokenId });
+  }
+
+  update(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    input: UpdateLeadInput,
+    expected?: ExpectedVersions,
+  ): Promise<Stored<LeadObject>> {
+    return this.write(handle, tenantId, id, this.changesOf(input), { expected });
+  }
+
+  /** The database checks "an e-mail or a phone" on the row as updated, in the same statement. */
+  protected override async constraintError(error: unknown): Promise<unknown> {
+    if (!isCheckViolation(error, 'leads_contact_required')) return error;
+    return validationFailed(
+      [{ field: 'email', message: fieldMessage('email', fieldMessages.required()) }],
+      leadMessages.leadContactRequired,
+    );
+  }
+}

@@ -1,0 +1,179 @@
+import { sql } from 'kysely';
+import { type Static, type TObject, type TSchema, Type } from 'typebox';
+import { isoFromTimestampText, toIso } from '../db/timestamp-text.js';
+import { IgnoredOnWrite } from '../shared/schemas.js';
+
+/**
+ * One field of a resource, declared once: its schema in the full object, in a body (when a client
+ * may write it), and how it is stored. Everything else about the resource's fields is derived
+ * from the table of these (`recordFields`): the request and response schemas, the columns a read
+ * returns, the row ↔ object mapping, the writable keys and the defaults of a create.
+ */
+export interface FieldSpec {
+  /** Its schema in the full object. */
+  readonly read: TSchema;
+  /** Its schema in a create or update body; absent for read-only fields. */
+  readonly write?: TSchema;
+  /** A create must carry it. */
+  readonly required?: boolean;
+  /** Its value after a create that did not send it. */
+  readonly default?: unknown;
+  /** The row's name for it, when not the field's own (`_id` is the row's `id`). */
+  readonly column?: string;
+  /**
+   * How the row holds it, when not as the API writes it: `timestamp` is a Date (or PostgreSQL's
+   * text, in lists) for an ISO 8601 text; `money` is numeric's text for a number.
+   */
+  readonly storage?: 'timestamp' | 'money';
+}
+
+export type FieldTable = Readonly<Record<string, FieldSpec>>;
+
+type WritableKey<F extends FieldTable> = { [K in keyof F]: F[K] extends { write: TSchema } ? K : never }[keyof F];
+type RequiredKey<F extends FieldTable> = {
+  [K in keyof F]: F[K] extends { write: TSchema; required: true } ? K : never;
+}[keyof F];
+type WriteStatic<F extends FieldTable, K extends keyof F> = F[K] extends { write: infer W extends TSchema }
+  ? Static<W>
+  : never;
+
+/** The full object, as the response schema describes it. */
+export type RecordObject<F extends FieldTable> = { -readonly [K in keyof F]: Static<F[K]['read']> };
+/** The writable fields of a body, in API types. */
+export type WritableValues<F extends FieldTable> = { [K in WritableKey<F>]: WriteStatic<F, K> };
+/** A validated create body: the required fields, any other writable field, read-only ones ignored. */
+export type CreateInput<F extends FieldTable> = { [K in RequiredKey<F>]: WriteStatic<F, K> } & {
+  [K in Exclude<WritableKey<F>, RequiredKey<F>>]?: WriteStatic<F, K>;
+};
+export type UpdateInput<F extends FieldTable> = Partial<WritableValues<F>>;
+
+/** A stored row as reads and writes return it: any column by name (the mapping below types the object). */
+export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
+
+/** A list item read as PostgreSQL's text of each column, under the column's snake_case name. */
+interface ListColumn {
+  readonly key: string;
+  readonly rowKey: string;
+  readonly storage: FieldSpec['storage'];
+}
+
+/**
+ * Everything derived from a resource's field table. `listKeys` names the fields of a list item,
+ * in order (leads list nine of them; customers list the full object).
+ */
+export function recordFields<const F extends FieldTable, const L extends readonly (keyof F & string)[]>(
+  fields: F,
+  listKeys: L,
+) {
+  const entries = Object.entries(fields) as [keyof F & string, FieldSpec][];
+  const writable = entries.filter(([, spec]) => spec.write !== undefined);
+  const columnOf = (key: string) => fields[key]?.column ?? key;
+  // A body lists the fields a create requires first, then the others; an update makes them all optional.
+  const required = writable.filter(([, spec]) => spec.required);
+  const bodyOrder = [...required, ...writable.filter((entry) => !required.includes(entry))];
+  const writableKeys = bodyOrder.map(([key]) => key) as WritableKey<F>[];
+  const body = (allOptional: boolean) => {
+    // Read-only fields a client may send back as it read them: `_id` and `id` of every resource, then the rest.
+    const readOnly = [
+      '_id',
+      'id',
+      ...entries.filter(([key, spec]) => !spec.write && key !== '_id' && key !== 'id').map(([key]) => key),
+    ];
+    return {
+      ...Object.fromEntries(
+        bodyOrder.map(([key, spec]) => {
+          const schema = spec.write as TSchema;
+          return [key, spec.required && !allOptional ? schema : Type.Optional(schema)];
+        }),
+      ),
+      ...Object.fromEntries(readOnly.map((key) => [key, IgnoredOnWrite])),
+    };
+  };
+  const objectProperties = Object.fromEntries(entries.map(([key, spec]) => [key, spec.read]));
+  const listProperties = Object.fromEntries(listKeys.map((key) => [key, fields[key]?.read as TSchema]));
+
+  const listColumns: ListColumn[] = listKeys.map((key) => {
+    const column = columnOf(key);
+    const storage = fields[key]?.storage;
+    return { key, storage, rowKey: snakeCase(storage === 'timestamp' ? `${column}Text` : column) };
+  });
+  const defaults = Object.fromEntries(
+    writable.filter(([, spec]) => 'default' in spec).map(([key, spec]) => [key, spec.default]),
+  ) as Partial<WritableValues<F>>;
+  const rowColumns = [...new Set(['id', 'tenantId', ...entries.map(([key]) => columnOf(key))]), 'version'];
+
+  return {
+    schemas: {
+      object: Type.Object(objectProperties, { additionalProperties: false }) as unknown as TObject<{
+        [K in keyof F]: F[K]['read'];
+      }>,
+      listItem: Type.Object(listProperties, { additionalProperties: false }) as unknown as TObject<{
+        [K in L[number]]: F[K]['read'];
+      }>,
+      /** Body properties of a create and of an update; each resource adds its own options (description). */
+      createProperties: body(false),
+      updateProperties: body(true),
+    },
+    writableKeys,
+    defaults,
+    /** A writable field's body schema (a status route takes exactly `{status}`). */
+    writeSchemaOf: <K extends WritableKey<F>>(key: K) => fields[key]?.write as F[K]['write'] & TSchema,
+    /** The columns a single read or a write returns: the key, every field's column, and the version (the ETag). */
+    rowColumns,
+    /** The columns of a list query: timestamps as PostgreSQL's text, each under a name of its own. */
+    listSelection: [...new Map(listColumns.map((listed) => [listed.rowKey, listed])).values()].map(
+      ({ key, storage }) => {
+        const column = columnOf(key);
+        return storage === 'timestamp' ? sql`${sql.ref(column)}::text`.as(`${column}Text`) : column;
+      },
+    ),
+
+    /** The fields of a validated body that change the record: "" means no value (SPEC §3); read-only ones are dropped. */
+    writableOf(input: Readonly<Record<string, unknown>>): Partial<WritableValues<F>> {
+      const picked: Record<string, unknown> = {};
+      for (const key of writableKeys as string[]) {
+        if (!Object.hasOwn(input, key)) continue;
+        const value = input[key];
+        picked[key] = value === '' ? null : value;
+      }
+      return picked as Partial<WritableValues<F>>;
+    },
+
+    /** API values as the row stores them (the store's insert and update take these). */
+    toColumns(values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+      const columns: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(values)) {
+        columns[columnOf(key)] =
+          fields[key]?.storage === 'timestamp' && typeof value === 'string' ? new Date(value) : value;
+      }
+      return columns;
+    },
+
+    /** A row of a single read or a write as the full object. */
+    toObject(row: StoredRow): RecordObject<F> {
+      const object: Record<string, unknown> = {};
+      for (const [key, spec] of entries) object[key] = fromStored(row[spec.column ?? key], spec.storage);
+      return object as RecordObject<F>;
+    },
+
+    /** A list row (read without the camel-case plugin, so under snake_case names) as a list item. */
+    toListItem(row: Readonly<Record<string, unknown>>): { [K in L[number]]: Static<F[K]['read']> } {
+      const item: Record<string, unknown> = {};
+      for (const { key, rowKey, storage } of listColumns) item[key] = fromStored(row[rowKey], storage);
+      return item as { [K in L[number]]: Static<F[K]['read']> };
+    },
+  };
+}
+
+function fromStored(value: unknown, storage: FieldSpec['storage']): unknown {
+  if (storage === 'timestamp') {
+    return value === null ? null : typeof value === 'string' ? isoFromTimestampText(value) : toIso(value as Date);
+  }
+  if (storage === 'money') return Number(value);
+  return value;
+}
+
+/** What Kysely's camel-case plugin makes of a name: `lastContactText` → `last_contact_text`. */
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}

@@ -1,0 +1,215 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { Scope } from '../auth/scopes.js';
+import type { Db } from '../db/database.js';
+import type { KeysetPage, SortKey } from '../db/keyset.js';
+import type { ExpectedVersions } from '../db/precondition.js';
+import { principalOf } from '../http/authenticate.js';
+import type { CursorCodec } from '../http/cursor.js';
+import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
+import { listPage } from '../http/list-page.js';
+import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import type { Text } from '../shared/messages.js';
+import type { Actor, Stored } from './record.service.js';
+
+/** What the routes of a resource call: its service (leads, customers). */
+export interface RecordRouteService<Item extends { _id: string }> {
+  list(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<Item[]>;
+  find(handle: Db, tenantId: string, id: string): Promise<Stored<unknown>>;
+  create(handle: Db, actor: Actor, input: never): Promise<Stored<unknown>>;
+  update(handle: Db, tenantId: string, id: string, input: never, expected?: ExpectedVersions): Promise<Stored<unknown>>;
+  setStatus(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    status: string,
+    expected?: ExpectedVersions,
+  ): Promise<Stored<unknown>>;
+  delete(handle: Db, tenantId: string, id: string, expected?: ExpectedVersions): Promise<void>;
+}
+
+export interface RecordRoutes<Item extends { _id: string }> {
+  db: Db;
+  cursors: CursorCodec;
+  service: RecordRouteService<Item>;
+  /** `leads`: the path, the tag, and the plural in operation names. */
+  path: string;
+  /** `Lead`: the singular in operation names. */
+  noun: string;
+  scopes: { read: Scope; write: Scope };
+  notFoundText: Text;
+  schemas: { object: TSchema; list: TSchema; listQuery: TSchema; create: TSchema; update: TSchema; status: TSchema };
+  /** The validated query string as filters and a sort (each resource has filters of its own). */
+  listRequest(query: Record<string, unknown>): {
+    sort: { field: string; descending: boolean };
+    filters: object;
+    limit: number;
+  };
+  sortKeys: Readonly<Record<string, SortKey<Item>>>;
+  statusSummary: string;
+  /** Creates and updates can clash with a unique field of another record (409). */
+  conflicts: boolean;
+  /** The message of a create's 400 when a required field is missing. */
+  requiredFieldText?: Text;
+}
+
+/**
+ * The six routes of a resource (SPEC §3, §4, §6, §8): list, get, create, set status, update,
+ * delete. Each handler is the principal and the parsed input → the service → the reply; every
+ * rule is the service's. Registered in this order, which is the order of the OpenAPI document.
+ */
+export function registerRecordRoutes<Item extends { _id: string }>(
+  app: FastifyInstance,
+  resource: RecordRoutes<Item>,
+): void {
+  const { db, service, schemas, scopes, notFoundText } = resource;
+  const tags = [resource.path];
+  const plural = capitalised(resource.path);
+  const noun = resource.noun.toLowerCase();
+  const article = /^[aeiou]/i.test(noun) ? 'an' : 'a';
+  const conflict = resource.conflicts ? ([409] as const) : [];
+  const byId = '/:id';
+
+  app.get(
+    `/${resource.path}`,
+    {
+      schema: {
+        operationId: `list${plural}`,
+        summary: `List ${resource.path}`,
+        description:
+          `A page of ${resource.path}, newest first unless \`sort\` says otherwise. While more rows exist, the answer ` +
+          'carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`.',
+        tags,
+        querystring: schemas.listQuery,
+        response: { 200: schemas.list, ...errorResponses(400, 403) },
+      },
+      config: { scope: scopes.read },
+    },
+    async (request, reply) => {
+      const { tenantId } = principalOf(request);
+      const query = request.query as Record<string, unknown> & { sort?: string; cursor?: string };
+      const { sort, filters, limit } = resource.listRequest(query);
+      return listPage(request, reply, resource.cursors, {
+        tenantId,
+        sort: query.sort ?? '-createdAt',
+        key: resource.sortKeys[sort.field] as SortKey<Item>,
+        descending: sort.descending,
+        limit,
+        cursor: query.cursor,
+        filters,
+        fetch: (page) => service.list(db, tenantId, filters, page),
+      });
+    },
+  );
+
+  app.get(
+    `/${resource.path}${byId}`,
+    {
+      schema: {
+        operationId: `get${resource.noun}`,
+        summary: `Get ${article} ${noun}`,
+        tags,
+        params: IdParams,
+        response: { 200: schemas.object, ...errorResponses(403, 404) },
+      },
+      config: { scope: scopes.read, notFoundText },
+    },
+    async (request, reply) => {
+      const { id } = request.params as IdParams;
+      return sent(reply, await service.find(db, principalOf(request).tenantId, id));
+    },
+  );
+
+  app.post(
+    `/${resource.path}`,
+    {
+      schema: {
+        operationId: `create${resource.noun}`,
+        summary: `Create ${article} ${noun}`,
+        tags,
+        body: schemas.create,
+        response: { 201: schemas.object, ...errorResponses(400, 403, ...conflict, 413, 415) },
+      },
+      config: resource.requiredFieldText
+        ? { scope: scopes.write, requiredFieldText: resource.requiredFieldText }
+        : { scope: scopes.write },
+    },
+    async (request, reply) => {
+      const stored = await service.create(db, principalOf(request), request.body as never);
+      return sent(reply.code(201), stored);
+    },
+  );
+
+  app.put(
+    `/${resource.path}${byId}/status`,
+    {
+      schema: {
+        operationId: `update${resource.noun}Status`,
+        summary: resource.statusSummary,
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: schemas.status,
+        response: { 200: schemas.object, ...errorResponses(400, 403, 404, 412, 413, 415) },
+      },
+      config: { scope: scopes.write, notFoundText },
+    },
+    async (request, reply) => {
+      const { id } = request.params as IdParams;
+      const { status } = request.body as { status: string };
+      const tenantId = principalOf(request).tenantId;
+      return sent(reply, await service.setStatus(db, tenantId, id, status, expectedVersions(request)));
+    },
+  );
+
+  app.put(
+    `/${resource.path}${byId}`,
+    {
+      schema: {
+        operationId: `update${resource.noun}`,
+        summary: `Update some fields of ${article} ${noun}`,
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: schemas.update,
+        response: { 200: schemas.object, ...errorResponses(400, 403, 404, ...conflict, 412, 413, 415) },
+      },
+      config: { scope: scopes.write, notFoundText },
+    },
+    async (request, reply) => {
+      const { id } = request.params as IdParams;
+      const tenantId = principalOf(request).tenantId;
+      return sent(reply, await service.update(db, tenantId, id, request.body as never, expectedVersions(request)));
+    },
+  );
+
+  app.delete(
+    `/${resource.path}${byId}`,
+    {
+      schema: {
+        operationId: `delete${resource.noun}`,
+        summary: `Delete ${article} ${noun}`,
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        response: { 200: SuccessBody, ...errorResponses(403, 404, 412) },
+      },
+      config: { scope: scopes.write, notFoundText },
+    },
+    async (request) => {
+      const { id } = request.params as IdParams;
+      await service.delete(db, principalOf(request).tenantId, id, expectedVersions(request));
+      return { success: true as const };
+    },
+  );
+}
+
+/** A single record's answer: its ETag, and the object through the route's response schema. */
+function sent(reply: FastifyReply, stored: Stored<unknown>): FastifyReply {
+  setEtag(reply, stored);
+  return reply.send(stored.object);
+}
+
+function capitalised(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}

@@ -1,0 +1,125 @@
+import type { Db } from '../db/database.js';
+import type { KeysetPage } from '../db/keyset.js';
+import { PreconditionFailedError } from '../db/precondition.js';
+import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
+import { notFound, preconditionFailed, validationFailed } from '../shared/errors.js';
+import { messages, type Text } from '../shared/messages.js';
+import type { FieldTable, RecordObject, recordFields } from './record-fields.js';
+
+/** Who makes a change: the token, and the tenant it belongs to. */
+export interface Actor {
+  readonly tenantId: string;
+  readonly tokenId: string;
+}
+
+/** A record as the API shows it, and its version (the ETag, SPEC §8). */
+export interface Stored<T> {
+  readonly object: T;
+  readonly version: number;
+}
+
+type Fields<F extends FieldTable, L extends readonly (keyof F & string)[]> = ReturnType<typeof recordFields<F, L>>;
+
+/**
+ * The write path every resource shares (SPEC §2–§8): a record of another tenant is a 404, an
+ * If-Match that does not match is a 412, a constraint the database refuses is the SPEC §2 error a
+ * resource names for it. Each method runs on the handle it is given (the database, or a
+ * transaction spanning several writes). Resources add their own rules in create and update.
+ */
+export abstract class RecordService<F extends FieldTable, L extends readonly (keyof F & string)[]> {
+  constructor(
+    protected readonly store: RecordStore,
+    protected readonly fields: Fields<F, L>,
+    private readonly notFoundText: Text,
+  ) {}
+
+  async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
+    const row = await this.store.find(handle, tenantId, id);
+    if (!row) throw notFound(this.notFoundText);
+    return this.stored(row);
+  }
+
+  async list<Item>(
+    handle: Db,
+    tenantId: string,
+    filters: object,
+    page: KeysetPage<Item>,
+  ): Promise<ReturnType<Fields<F, L>['toListItem']>[]> {
+    const rows = await this.store.list(handle, tenantId, this.fields.listSelection, filters, page);
+    return rows.map((row) => this.fields.toListItem(row));
+  }
+
+  setStatus(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    status: string,
+    expected?: WriteOptions['expected'],
+  ): Promise<Stored<RecordObject<F>>> {
+    return this.write(handle, tenantId, id, { status }, { expected });
+  }
+
+  async delete(handle: Db, tenantId: string, id: string, expected?: WriteOptions['expected']): Promise<void> {
+    const deleted = await this.store.delete(handle, tenantId, id, expected).catch((error: unknown) => {
+      throw preconditionAsApiError(error);
+    });
+    if (!deleted) throw notFound(this.notFoundText);
+  }
+
+  /** The writable fields of an update body; none at all is a 400 (SPEC §3). */
+  protected changesOf(input: Readonly<Record<string, unknown>>) {
+    const changes = this.fields.writableOf(input);
+    if (Object.keys(changes).length === 0) throw validationFailed([], messages.emptyUpdate);
+    return changes;
+  }
+
+  protected async insert(
+    handle: Db,
+    tenantId: string,
+    values: Readonly<Record<string, unknown>>,
+  ): Promise<Stored<RecordObject<F>>> {
+    try {
+      return this.stored(await this.store.insert(handle, tenantId, this.fields.toColumns(values)));
+    } catch (error) {
+      throw await this.constraintError(error, handle, tenantId, values);
+    }
+  }
+
+  protected async write(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    values: Readonly<Record<string, unknown>>,
+    options: WriteOptions,
+  ): Promise<Stored<RecordObject<F>>> {
+    let row: StoredRow | undefined;
+    try {
+      row = await this.store.update(handle, tenantId, id, this.fields.toColumns(values), options);
+    } catch (error) {
+      throw await this.constraintError(preconditionAsApiError(error), handle, tenantId, values);
+    }
+    if (!row) throw notFound(this.notFoundText);
+    return this.stored(row);
+  }
+
+  /**
+   * The SPEC §2 error for a constraint the database refused a write for (a taken e-mail, a row left
+   * without contact); any other error as it came.
+   */
+  protected async constraintError(
+    error: unknown,
+    _handle: Db,
+    _tenantId: string,
+    _values: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> {
+    return error;
+  }
+
+  private stored(row: StoredRow): Stored<RecordObject<F>> {
+    return { object: this.fields.toObject(row), version: row.version };
+  }
+}
+
+function preconditionAsApiError(error: unknown): unknown {
+  return error instanceof PreconditionFailedError ? preconditionFailed() : error;
+}
