@@ -12,6 +12,7 @@ import { SCOPES } from '../src/auth/scopes.js';
 import { prepareDatabase } from '../src/bootstrap.js';
 import { type Database, type Db, openDatabase } from '../src/db/database.js';
 import type { Tables } from '../src/db/tables.js';
+import { withAdminClient, withDatabase } from '../test/helpers/postgres-admin.js';
 
 export const silent = pino({ level: 'silent' });
 
@@ -33,14 +34,13 @@ export function benchPostgresUrl(): string | undefined {
 /** A new, migrated database on the server at `url`, dropped afterwards. */
 export async function scratchPostgres(url: string, label: string): Promise<ScratchDatabase> {
   const name = `funil_${label}_${randomBytes(4).toString('hex')}`;
-  await admin(url, (client) => client.query(`create database ${name}`));
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  const database = await openDatabase({ databaseUrl: target.toString(), dataDir: '', poolSize: 5, logger: silent });
+  await withAdminClient(url, (client) => client.query(`create database ${name}`));
+  const target = withDatabase(url, name);
+  const database = await openDatabase({ databaseUrl: target, dataDir: '', poolSize: 5, logger: silent });
   await prepareDatabase(database.db, { bootstrap: false });
   const bulk = new Kysely<Tables>({
     dialect: new PostgresDialect({
-      pool: new pg.Pool({ connectionString: target.toString(), max: 2, statement_timeout: 0 }),
+      pool: new pg.Pool({ connectionString: target, max: 2, statement_timeout: 0 }),
     }),
     plugins: [new CamelCasePlugin()],
   });
@@ -51,7 +51,7 @@ export async function scratchPostgres(url: string, label: string): Promise<Scrat
     async drop() {
       await bulk.destroy();
       await database.close();
-      await admin(url, (client) => client.query(`drop database if exists ${name} with (force)`));
+      await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
     },
   };
 }
@@ -70,16 +70,6 @@ export async function scratchPglite(): Promise<ScratchDatabase> {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function admin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 export interface BenchTenant {

@@ -4,6 +4,7 @@
  * in both, and copied afresh for every run of every target, so that the writes of one run never
  * reach the next.
  */
+
 import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { CompiledQuery, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import type { Db } from '../../src/db/database.js';
+import { withAdminClient } from '../../test/helpers/postgres-admin.js';
 import {
   type BenchTenant,
   createTenant,
@@ -105,7 +107,9 @@ export async function prepareFixture(postgresUrl: string | undefined): Promise<F
       async copyPostgres() {
         if (!postgresUrl || !postgresTemplate) throw new Error('no PostgreSQL server to copy to');
         const name = `funil_benchrun_${randomBytes(4).toString('hex')}`;
-        await admin(postgresUrl, (client) => client.query(`create database ${name} template ${postgresTemplate}`));
+        await withAdminClient(postgresUrl, (client) =>
+          client.query(`create database ${name} template ${postgresTemplate}`),
+        );
         const url = new URL(postgresUrl);
         url.pathname = `/${name}`;
         return { location: url.toString(), name, discard: () => dropDatabase(postgresUrl, name) };
@@ -235,16 +239,6 @@ async function closeWithoutDropping(scratch: ScratchDatabase): Promise<void> {
   await scratch.database.close();
 }
 
-export async function admin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 async function dropDatabase(url: string, name: string): Promise<void> {
-  await admin(url, (client) => client.query(`drop database if exists ${name} with (force)`));
+  await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
 }

@@ -1,9 +1,10 @@
 /** Starts a server as a child process, waits for its /health, and stops it by its PID. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
+import { freePort } from '../../test/helpers/free-port.js';
+
+export { freePort };
 
 export interface ServerSpec {
   label: string;
@@ -22,17 +23,6 @@ export interface RunningServer {
   logFile: string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
   stop(graceMs?: number): Promise<string>;
-}
-
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (typeof address !== 'object' || !address) throw new Error('no free port');
-  return address.port;
 }
 
 export async function startServer(spec: ServerSpec, port: number, readyTimeoutMs = 60_000): Promise<RunningServer> {

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
-import { PreconditionFailedError } from '../db/precondition.js';
 import { ApiError, serviceUnavailable, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, languageOf, messages, type Text } from '../shared/messages.js';
 import { toFieldIssues } from './validation.js';
@@ -81,9 +80,6 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
     // FUNIL_REQUEST_TIMEOUT_MS ran out (a database that stopped answering, mostly): SPEC §2's 503.
     case 'FUNIL_REQUEST_DEADLINE':
       return serviceUnavailable();
-  }
-  if (error instanceof PreconditionFailedError) {
-    return new ApiError(412, 'precondition_failed', messages.preconditionFailed);
   }
   if (isInvalidTextError(error)) {
     return validationFailed([{ field: 'body', message: fieldMessage('body', fieldMessages.noNul()) }]);

@@ -17,7 +17,7 @@ export type ClaimResult =
 const RETENTION = sql`interval '24 hours'`;
 /**
  * A request still "running" after this long died with its process: another may take the key over.
- * It is far above any request's life (statements time out after 15 s).
+ * It is far above any request's life (FUNIL_REQUEST_TIMEOUT_MS answers by 4 s; statements time out after 3 s by default).
  */
 const ABANDONED_AFTER = sql`interval '2 minutes'`;
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
+import type { StoredRow } from '../db/record-store.js';
 import { isoFromTimestampText, toIso } from '../db/timestamp-text.js';
 import { IgnoredOnWrite } from '../shared/schemas.js';
 
@@ -46,9 +47,6 @@ export type CreateInput<F extends FieldTable> = { [K in RequiredKey<F>]: WriteSt
   [K in Exclude<WritableKey<F>, RequiredKey<F>>]?: WriteStatic<F, K>;
 };
 export type UpdateInput<F extends FieldTable> = Partial<WritableValues<F>>;
-
-/** A stored row as reads and writes return it: any column by name (the mapping below types the object). */
-export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
 
 /** A list item read as PostgreSQL's text of each column, under the column's snake_case name. */
 interface ListColumn {

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../helpers/free-port.js';
 import { migratedDataDir } from '../helpers/test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,17 +36,6 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of ['FUNIL_URL', 'FUNIL_ADMIN_TOKEN', 'DATABASE_URL', 'NODE_OPTIONS']) delete env[name];
   return { ...env, ...extra };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  assert.ok(address && typeof address === 'object');
-  server.close();
-  await once(server, 'close');
-  return address.port;
 }
 
 /** A real Funil server on PGlite in a temp dir, as `npm start` runs it (through tsx). */

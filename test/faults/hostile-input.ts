@@ -1,4 +1,7 @@
 import fc from 'fast-check';
+import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
+import { Customer } from '../../src/customers/customer.schemas.js';
+import { leadSchemas } from '../../src/leads/lead.schemas.js';
 
 /** Strings that have broken services before: injections, odd Unicode, prototype keys, limits. */
 const SQL = [
@@ -46,26 +49,9 @@ const LIMITS = [
   'n'.repeat(10_000),
   'n'.repeat(10_001),
 ];
+/** Every field either resource knows, `id` included: new fields are fuzzed as soon as they exist. */
 const FIELDS = [
-  '_id',
-  'id',
-  'name',
-  'email',
-  'phone',
-  'source',
-  'status',
-  'score',
-  'lastContact',
-  'notes',
-  'tenant',
-  'createdBy',
-  'createdAt',
-  'updatedAt',
-  'firstName',
-  'lastName',
-  'type',
-  'value',
-  'autoPayment',
+  ...new Set([...Object.keys(leadSchemas(DEFAULT_LEAD_STATUSES).Lead.properties), ...Object.keys(Customer.properties)]),
 ];
 
 const text = fc.oneof(

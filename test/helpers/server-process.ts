@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 export interface ServerProcess {
   readonly url: string;
@@ -15,16 +16,6 @@ export interface ServerProcess {
 }
 
 const SERVER_ENTRY = new URL('../../src/server.ts', import.meta.url).pathname;
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
 
 /** Starts `src/server.ts` as a real process; waits until /health answers unless `waitReady` is false. */
 export async function startServer(

@@ -2,8 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import pino from 'pino';
+import { withAdminClient, withDatabase } from './postgres-admin.js';
+
+export { withDatabase };
+
 import { prepareDatabase } from '../../src/bootstrap.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 
@@ -53,7 +57,6 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** Creating a PGlite database takes seconds; copying a migrated one takes a fraction of that. */
 /**
  * A data directory for a server process, holding a migrated, empty database: a first start on an
  * empty directory spends many seconds creating the cluster, a copy a fraction of that.
@@ -125,20 +128,4 @@ async function ensurePostgresTemplate(client: pg.Client, url: string, template: 
   } finally {
     await client.query('select pg_advisory_unlock(4242)');
   }
-}
-
-async function withAdminClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
