@@ -18,15 +18,20 @@ export interface LoadSheddingOptions {
   maxHeapUsedMb: number | undefined;
 }
 
-/** The young generation's share of V8's heap limit on 64-bit: three semi-spaces of 16 MiB. */
+/** The young generation's share of V8's heap limit on 64-bit Node 20 and 22: three semi-spaces of 16 MiB. */
 const YOUNG_GENERATION_BYTES = 48 * 1024 * 1024;
+const MiB = 1024 * 1024;
 
 /**
- * 90 % of what the old generation may hold. V8's heap limit counts the young generation's reserve
- * too, and under `npm start`'s `--max-old-space-size=128` that is 176 MiB: 90 % of it (158 MiB) lies
- * past the 128 MiB at which V8 aborts, so the shedding would never come first.
+ * 90 % of what the old generation may hold. When the process was started with
+ * `--max-old-space-size` (`npm start` sets 128), that is the cap itself. Otherwise it is read off
+ * V8's heap limit, which counts the young generation's reserve too: under `--max-old-space-size=128`
+ * the limit is 176 MiB on Node 20 and 22 and 320 MiB on Node 24 (larger semi-spaces), and 90 % of
+ * either lies past the 128 MiB at which V8 aborts, so the shedding would never come first.
  */
-export function defaultMaxHeapUsedBytes(): number {
+export function defaultMaxHeapUsedBytes(execArgv: readonly string[] = process.execArgv): number {
+  const cap = execArgv.map((flag) => /^--max-old-space-size=(\d+)$/.exec(flag)?.[1]).filter(Boolean).at(-1);
+  if (cap !== undefined) return Math.floor(Number(cap) * MiB * 0.9);
   const limit = getHeapStatistics().heap_size_limit;
   return Math.floor(Math.max(limit / 2, limit - YOUNG_GENERATION_BYTES) * 0.9);
 }
