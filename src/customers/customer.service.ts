@@ -6,7 +6,12 @@ import type { CreateInput, RecordObject, UpdateInput } from '../records/record-f
 import { conflict, validationFailed } from '../shared/errors.js';
 import { truncate } from '../shared/fields.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import { type CustomerFieldTable, type CustomerListKeys, customerFields } from './customer.fields.js';
+import {
+  CUSTOMER_STATUSES,
+  type CustomerFieldTable,
+  type CustomerListKeys,
+  customerFields,
+} from './customer.fields.js';
 import { customerMessages } from './customer.messages.js';
 import { CUSTOMER_EMAIL_KEY, CustomerRepository } from './customer.repository.js';
 
@@ -19,7 +24,7 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
   readonly #customers: CustomerRepository;
 
   constructor(db: Db, customers = new CustomerRepository(db)) {
-    super(customers, customerFields, customerMessages.customerNotFound);
+    super(customers, customerFields, customerMessages.customerNotFound, CUSTOMER_STATUSES);
     this.#customers = customers;
   }
 

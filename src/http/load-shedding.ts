@@ -30,7 +30,10 @@ const MiB = 1024 * 1024;
  * either lies past the 128 MiB at which V8 aborts, so the shedding would never come first.
  */
 export function defaultMaxHeapUsedBytes(execArgv: readonly string[] = process.execArgv): number {
-  const cap = execArgv.map((flag) => /^--max-old-space-size=(\d+)$/.exec(flag)?.[1]).filter(Boolean).at(-1);
+  const cap = execArgv
+    .map((flag) => /^--max-old-space-size=(\d+)$/.exec(flag)?.[1])
+    .filter(Boolean)
+    .at(-1);
   if (cap !== undefined) return Math.floor(Number(cap) * MiB * 0.9);
   const limit = getHeapStatistics().heap_size_limit;
   return Math.floor(Math.max(limit / 2, limit - YOUNG_GENERATION_BYTES) * 0.9);

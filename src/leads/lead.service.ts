@@ -16,7 +16,7 @@ export type LeadObject = RecordObject<LeadFieldTable>;
 /** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
 export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   constructor(db: Db, statuses: readonly string[], fields = leadFields(statuses)) {
-    super(leadStore(db, fields), fields, leadMessages.leadNotFound);
+    super(leadStore(db, fields), fields, leadMessages.leadNotFound, statuses);
   }
 
   async create(handle: Db, actor: Actor, input: CreateLeadInput): Promise<Stored<LeadObject>> {

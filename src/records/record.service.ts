@@ -3,7 +3,7 @@ import type { KeysetPage } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
 import { notFound, preconditionFailed, validationFailed } from '../shared/errors.js';
-import { messages, type Text } from '../shared/messages.js';
+import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
 import type { FieldTable, RecordObject, recordFields } from './record-fields.js';
 
 /** Who makes a change: the token, and the tenant it belongs to. */
@@ -31,6 +31,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     protected readonly store: RecordStore,
     protected readonly fields: Fields<F, L>,
     private readonly notFoundText: Text,
+    /** The statuses a record may take (FUNIL_LEAD_STATUSES for leads, SPEC §3 and §4). */
+    private readonly statuses: readonly string[],
   ) {}
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
@@ -78,6 +80,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     tenantId: string,
     values: Readonly<Record<string, unknown>>,
   ): Promise<Stored<RecordObject<F>>> {
+    this.#checkStatus(values);
     try {
       return this.stored(await this.store.insert(handle, tenantId, this.fields.toColumns(values)));
     } catch (error) {
@@ -92,6 +95,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     values: Readonly<Record<string, unknown>>,
     options: WriteOptions,
   ): Promise<Stored<RecordObject<F>>> {
+    this.#checkStatus(values);
     let row: StoredRow | undefined;
     try {
       row = await this.store.update(handle, tenantId, id, this.fields.toColumns(values), options);
@@ -113,6 +117,15 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     _values: Readonly<Record<string, unknown>>,
   ): Promise<unknown> {
     return error;
+  }
+
+  /**
+   * The route's schema already refuses another status; this keeps the rule with the write for every
+   * other caller (a batch item, a conversion, an assistant's tool call).
+   */
+  #checkStatus(values: Readonly<Record<string, unknown>>): void {
+    if (values.status === undefined || this.statuses.includes(values.status as string)) return;
+    throw validationFailed([{ field: 'status', message: fieldMessage('status', fieldMessages.oneOf(this.statuses)) }]);
   }
 
   private stored(row: StoredRow): Stored<RecordObject<F>> {
