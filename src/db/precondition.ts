@@ -32,8 +32,3 @@ export async function conditionalWrite<T>(
 export function versionIn(versions: readonly number[] | undefined): Expression<SqlBool> {
   return sql<SqlBool>`version = any(${versions})`;
 }
-
-/** The key of a conditional write's statement: the columns it sets, and whether it has a condition. */
-export function writeShapeKey(shape: { columns: readonly string[]; conditional: boolean }): string {
-  return `${shape.columns.join(',')}|${shape.conditional}`;
-}

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
 import type { StoredRow } from '../db/record-store.js';
-import { isoFromTimestampText, toIso } from '../db/timestamp-text.js';
+import { timestampText, toIso } from '../db/timestamp-text.js';
+import { pickWritable } from '../shared/fields.js';
 import { IgnoredOnWrite } from '../shared/schemas.js';
 
 /**
@@ -122,19 +122,13 @@ export function recordFields<const F extends FieldTable, const L extends readonl
     listSelection: [...new Map(listColumns.map((listed) => [listed.rowKey, listed])).values()].map(
       ({ key, storage }) => {
         const column = columnOf(key);
-        return storage === 'timestamp' ? sql`${sql.ref(column)}::text`.as(`${column}Text`) : column;
+        return storage === 'timestamp' ? timestampText(column).as(`${column}Text`) : column;
       },
     ),
 
     /** The fields of a validated body that change the record: "" means no value (SPEC §3); read-only ones are dropped. */
     writableOf(input: Readonly<Record<string, unknown>>): Partial<WritableValues<F>> {
-      const picked: Record<string, unknown> = {};
-      for (const key of writableKeys as string[]) {
-        if (!Object.hasOwn(input, key)) continue;
-        const value = input[key];
-        picked[key] = value === '' ? null : value;
-      }
-      return picked as Partial<WritableValues<F>>;
+      return pickWritable(input, writableKeys as string[]) as Partial<WritableValues<F>>;
     },
 
     /** API values as the row stores them (the store's insert and update take these). */
@@ -164,9 +158,7 @@ export function recordFields<const F extends FieldTable, const L extends readonl
 }
 
 function fromStored(value: unknown, storage: FieldSpec['storage']): unknown {
-  if (storage === 'timestamp') {
-    return value === null ? null : typeof value === 'string' ? isoFromTimestampText(value) : toIso(value as Date);
-  }
+  if (storage === 'timestamp') return toIso(value as Date | string | null);
   if (storage === 'money') return Number(value);
   return value;
 }
