@@ -17,7 +17,7 @@ import { rejectMalformedIds } from './http/id-param.js';
 import { shedLoad } from './http/load-shedding.js';
 import { metrics } from './http/metrics.js';
 import { describeApi, serveDocsPage } from './http/openapi.js';
-import { limitRate, openRateLimitStore } from './http/rate-limit.js';
+import { limitRate, openRateLimitStore, perAddress, perTokenOrAddress } from './http/rate-limit.js';
 import { limitRequestTime } from './http/request-deadline.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
@@ -42,6 +42,16 @@ const EXTERNAL_API_DESCRIPTION = [
   '`Accept-Language: en`. Every answer carries `X-Request-Id` and the `RateLimit-*` headers.',
 ].join('\n');
 
+/**
+ * Fastify 5 ignores a bare hop count (it cannot tell a proxy from a client that forged the header),
+ * so the count becomes the function Express uses: the `n` nearest senders are proxies. Right only
+ * when nothing reaches Funil but through them; the README says so, and prefers addresses.
+ */
+function trustedProxies(trust: Config['trustProxy']): string[] | ((address: string, hop: number) => boolean) | false {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return trust === false ? false : [...trust];
+}
+
 export interface AppDependencies {
   config: Config;
   /** Owned by the app from here on: closed when the app closes. */
@@ -58,7 +68,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: ONE_MIB,
-    trustProxy: config.trustProxy,
+    trustProxy: trustedProxies(config.trustProxy),
     // Fastify's own 503 while closing lacks the SPEC §2 body: installDraining answers instead.
     return503OnClosing: false,
     // An undecodable path or an over-long id: rendered in the SPEC §2 shape too.
@@ -109,7 +119,12 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
 
   await app.register(
     async (external) => {
-      await limitRate(external, { max: config.rateLimit, redis: rateLimitStore, nameSpace: 'funil:rate:external:' });
+      await limitRate(external, {
+        max: config.rateLimit,
+        redis: rateLimitStore,
+        nameSpace: 'funil:rate:external:',
+        keyOf: perTokenOrAddress((hash) => authenticator.knowsValid(hash)),
+      });
       requireBearerToken(external, authenticator);
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
@@ -125,7 +140,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
         max: config.adminRateLimit,
         redis: rateLimitStore,
         nameSpace: 'funil:rate:admin:',
-        perAddress: true,
+        keyOf: perAddress,
       });
       requireAdminToken(admin, config.adminToken);
       rejectMalformedIds(admin);

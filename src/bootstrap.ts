@@ -8,12 +8,15 @@ import { migrateToLatest, withStartupLock } from './db/migrate.js';
 export interface PreparedDatabase {
   migrations: string[];
   /** The demo token, present only on the start that created the demo tenant. */
-  demoToken?: string;
+  demoToken?: { token: string; expiresAt: Date };
 }
+
+/** A token printed to a terminal (and maybe a shared log) should not open the tenant forever. */
+const DEMO_TOKEN_LIFETIME_MS = 30 * 24 * 60 * 60_000;
 
 /**
  * Brings the schema up to date and, on a first start, creates tenant `Demo` with an
- * all-scope token (SPEC §9). Runs under the start-up lock, so concurrent starts do it once.
+ * all-scope token valid for 30 days (SPEC §9). Runs under the start-up lock, so concurrent starts do it once.
  */
 export function prepareDatabase(db: Db, options: { bootstrap: boolean }): Promise<PreparedDatabase> {
   return withStartupLock(db, async (conn) => {
@@ -23,13 +26,14 @@ export function prepareDatabase(db: Db, options: { bootstrap: boolean }): Promis
       const tenants = new TenantRepository(trx);
       if (!(await tenants.isEmpty())) return undefined;
       const tenant = await tenants.create('Demo');
+      const expiresAt = new Date(Date.now() + DEMO_TOKEN_LIFETIME_MS);
       const issued = await issueToken(new TokenRepository(trx), {
         tenantId: tenant.id,
         name: 'demo token (all scopes)',
         scopes: SCOPES,
-        expiresAt: null,
+        expiresAt,
       });
-      return issued.token;
+      return { token: issued.token, expiresAt };
     });
     return demoToken ? { migrations, demoToken } : { migrations };
   });

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './db/timeouts.js';
 
@@ -33,7 +34,11 @@ export interface Config {
   readonly adminToken: string | undefined;
   readonly bootstrap: boolean;
   readonly leadStatuses: readonly string[];
-  readonly trustProxy: boolean;
+  /**
+   * Whom `X-Forwarded-For` is believed from: false (nobody), a number of proxy hops, or the proxies'
+   * addresses and CIDR ranges. Never everyone: a client could then choose its own address.
+   */
+  readonly trustProxy: false | number | readonly string[];
   /** Requests per minute per token on the external API (SPEC §10). */
   readonly rateLimit: number;
   /** Requests per minute per client address on the admin API. */
@@ -87,7 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     bootstrap: boolean(env, 'FUNIL_BOOTSTRAP', nodeEnv !== 'production'),
     leadStatuses: Object.freeze(leadStatuses(env.FUNIL_LEAD_STATUSES)),
-    trustProxy: boolean(env, 'FUNIL_TRUST_PROXY', false),
+    trustProxy: trustProxy(env.FUNIL_TRUST_PROXY),
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
     redisUrl: nonEmpty(env.REDIS_URL),
@@ -121,6 +126,29 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
   if (['false', '0', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** A hop count (`1`: one proxy in front) or a comma list of addresses and CIDR ranges (`10.0.0.0/8,::1`). */
+function trustProxy(raw: string | undefined): Config['trustProxy'] {
+  const value = nonEmpty(raw)?.toLowerCase();
+  if (value === undefined || ['false', '0', 'no', 'off'].includes(value)) return false;
+  if (/^\d+$/.test(value) && Number(value) <= 100) return Number(value);
+  const proxies = value.split(',').map((s) => s.trim());
+  if (proxies.every(isAddressOrRange)) return Object.freeze(proxies);
+  throw new ConfigError(
+    `FUNIL_TRUST_PROXY must be a number of proxy hops (1) or a comma list of the proxies' addresses or CIDR ranges (10.0.0.0/8,127.0.0.1), got "${raw?.trim()}"` +
+      (['true', 'yes', 'on'].includes(value)
+        ? ': trusting every sender would let any client pick its own address'
+        : ''),
+  );
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 /** Printable ASCII without spaces, so that it fits `Authorization: Bearer <token>`. */

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, EXTERNAL_PREFIX } from './app.js';
-import { prepareDatabase } from './bootstrap.js';
+import { type PreparedDatabase, prepareDatabase } from './bootstrap.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { openDatabase } from './db/database.js';
 import { createLogger } from './logger.js';
+
+type DemoToken = NonNullable<PreparedDatabase['demoToken']>;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 /**
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
   handleSignals(app);
 }
 
-function printDemoToken(config: Config, app: FastifyInstance, token: string): void {
+function printDemoToken(config: Config, app: FastifyInstance, { token, expiresAt }: DemoToken): void {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${EXTERNAL_PREFIX}`;
@@ -53,6 +55,8 @@ function printDemoToken(config: Config, app: FastifyInstance, token: string): vo
       'First start: created tenant "Demo" and a token with every scope. It is shown only this once:',
       '',
       `  ${token}`,
+      '',
+      `It expires at ${expiresAt.toISOString()} (in 30 days); \`funil tokens create\` issues others.`,
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${token}" ${base}/leads`,

@@ -131,6 +131,22 @@ describe('loadConfig', () => {
     }
   });
 
+  it('trusts X-Forwarded-For from nobody by default, else from a hop count or listed proxies, never from everyone (SPEC §10)', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ FUNIL_TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ FUNIL_TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ FUNIL_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,fd00::/8' }).trustProxy, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+      'fd00::/8',
+    ]);
+    for (const value of ['true', 'yes', '*', '10.0.0.0/33', 'proxy.internal', '10.0.0.1/8/8']) {
+      assert.throws(() => loadConfig({ FUNIL_TRUST_PROXY: value }), errorNaming('FUNIL_TRUST_PROXY'), value);
+    }
+    assert.throws(() => loadConfig({ FUNIL_TRUST_PROXY: 'true' }), /any client pick its own address/);
+  });
+
   it("keeps every answer within SPEC §2's 5 s by default: request 4 s, statement 3 s, connection wait 2 s", () => {
     const config = loadConfig({});
     assert.equal(config.requestTimeoutMs, 4_000);

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
@@ -16,21 +17,39 @@ interface TokenRecord extends Principal {
   readonly tenantActive: boolean;
 }
 
+interface Lookup {
+  readonly record: TokenRecord;
+  /** `performance.now()` of the lookup: a monotonic clock, which no step of the wall clock moves. */
+  loadedAt: number;
+}
+
 /**
  * How long a token lookup is reused. Revocation is immediate on the instance that revokes
- * (it clears the cache) and takes at most this long elsewhere (SPEC §5.4: within 5 s).
+ * (it marks every lookup stale) and takes at most this long elsewhere (SPEC §5.4: within 5 s).
  */
 const CACHE_TTL_MS = 2_000;
-const CACHE_MAX_ENTRIES = 10_000;
 const LAST_USED_GRANULARITY_MS = 60_000;
+
+export interface TokenCacheSizes {
+  /** Tokens that exist, with what their last lookup said. Evicted one at a time, least recently used first. */
+  readonly knownTokens: number;
+  /** Hashes that named no token: kept apart, so that a flood of made-up tokens never pushes real ones out. */
+  readonly unknownTokens: number;
+}
+
+const DEFAULT_SIZES: TokenCacheSizes = { knownTokens: 10_000, unknownTokens: 1_000 };
 
 export class TokenAuthenticator {
   readonly #db: Db;
-  readonly #cache = new Map<string, { record: TokenRecord | null; loadedAt: number }>();
-  readonly #lastUsedWrites = new Map<string, number>();
+  readonly #known: LRUCache<string, Lookup>;
+  readonly #unknown: LRUCache<string, number>;
+  readonly #lastUsedWrites: LRUCache<string, number>;
 
-  constructor(db: Db) {
+  constructor(db: Db, sizes: TokenCacheSizes = DEFAULT_SIZES) {
     this.#db = db;
+    this.#known = new LRUCache({ max: sizes.knownTokens });
+    this.#unknown = new LRUCache({ max: sizes.unknownTokens });
+    this.#lastUsedWrites = new LRUCache({ max: sizes.knownTokens });
   }
 
   /** Resolves a bearer token to its principal or throws the 403 that names the cause. */
@@ -40,9 +59,7 @@ export class TokenAuthenticator {
     const record = await this.#lookup(presented.hash);
     if (record === null) throw forbidden(authMessages.tokenInvalid);
     if (record.revokedAt !== null) throw forbidden(authMessages.tokenRevoked);
-    if (record.expiresAt !== null && record.expiresAt.getTime() <= Date.now()) {
-      throw forbidden(authMessages.tokenExpired);
-    }
+    if (isExpired(record)) throw forbidden(authMessages.tokenExpired);
     if (!record.tenantActive) throw forbidden(authMessages.tenantInactive);
     if (requiredScope !== undefined && !record.scopes.has(requiredScope)) {
       throw forbidden({
@@ -54,15 +71,28 @@ export class TokenAuthenticator {
     return record;
   }
 
-  /** Forgets every cached lookup; called when a token or a tenant changes on this instance. */
+  /**
+   * Whether this hash named a usable token when last looked up, however long ago, without a
+   * database lookup: the rate limit counts such a request against the token, any other against
+   * its client address (SPEC §10).
+   */
+  knowsValid(hash: string): boolean {
+    const record = this.#known.peek(hash)?.record;
+    return record !== undefined && record.revokedAt === null && record.tenantActive && !isExpired(record);
+  }
+
+  /** Makes every cached lookup stale; called when a token or a tenant changes on this instance. */
   invalidate(): void {
-    this.#cache.clear();
+    for (const lookup of this.#known.values()) lookup.loadedAt = Number.NEGATIVE_INFINITY;
+    this.#unknown.clear();
   }
 
   async #lookup(hash: string): Promise<TokenRecord | null> {
-    const now = Date.now();
-    const cached = this.#cache.get(hash);
-    if (cached && now - cached.loadedAt < CACHE_TTL_MS) return cached.record;
+    const now = performance.now();
+    const known = this.#known.get(hash);
+    if (known && now - known.loadedAt < CACHE_TTL_MS) return known.record;
+    const unknownAt = this.#unknown.get(hash);
+    if (unknownAt !== undefined && now - unknownAt < CACHE_TTL_MS) return null;
     const row = await this.#db
       .selectFrom('apiTokens')
       .innerJoin('tenants', 'tenants.id', 'apiTokens.tenantId')
@@ -76,33 +106,39 @@ export class TokenAuthenticator {
       ])
       .where('apiTokens.tokenHash', '=', hash)
       .executeTakeFirst();
-    const record: TokenRecord | null = row
-      ? {
-          tokenId: row.id,
-          tenantId: row.tenantId,
-          scopes: new Set(row.scopes),
-          expiresAt: row.expiresAt,
-          revokedAt: row.revokedAt,
-          tenantActive: row.active,
-        }
-      : null;
-    if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
-    this.#cache.set(hash, { record, loadedAt: now });
+    if (!row) {
+      this.#known.delete(hash);
+      this.#unknown.set(hash, now);
+      return null;
+    }
+    const record: TokenRecord = {
+      tokenId: row.id,
+      tenantId: row.tenantId,
+      scopes: new Set(row.scopes),
+      expiresAt: row.expiresAt,
+      revokedAt: row.revokedAt,
+      tenantActive: row.active,
+    };
+    this.#known.set(hash, { record, loadedAt: now });
     return record;
   }
 
   /** Records `lastUsedAt` at most once a minute per token, off the request's path. */
   #touch(tokenId: string): void {
-    const now = Date.now();
-    const last = this.#lastUsedWrites.get(tokenId) ?? 0;
-    if (now - last < LAST_USED_GRANULARITY_MS) return;
-    if (this.#lastUsedWrites.size >= CACHE_MAX_ENTRIES) this.#lastUsedWrites.clear();
+    const now = performance.now();
+    const last = this.#lastUsedWrites.get(tokenId);
+    if (last !== undefined && now - last < LAST_USED_GRANULARITY_MS) return;
     this.#lastUsedWrites.set(tokenId, now);
     this.#db
       .updateTable('apiTokens')
-      .set({ lastUsedAt: new Date(now) })
+      .set({ lastUsedAt: new Date() })
       .where('id', '=', tokenId)
       .execute()
       .catch(() => this.#lastUsedWrites.delete(tokenId));
   }
+}
+
+/** Expiry is a moment in calendar time, so it is the one comparison made with the wall clock. */
+function isExpired(record: TokenRecord): boolean {
+  return record.expiresAt !== null && record.expiresAt.getTime() <= Date.now();
 }

@@ -49,7 +49,7 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
     return this.write(handle, tenantId, id, changes, { expected, derived: fromParts ? ['nameFromParts'] : [] });
   }
 
-  /** A taken e-mail is a 409 naming the customer that holds it (SPEC §4). */
+  /** A taken e-mail is a 409 naming the customer that holds it, to a caller who may read customers (SPEC §2, §4). */
   protected override async constraintError(
     error: unknown,
     handle: Db,
@@ -58,7 +58,7 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
   ): Promise<unknown> {
     if (typeof values.email !== 'string' || !isUniqueViolation(error, CUSTOMER_EMAIL_KEY)) return error;
     const existingId = await this.#customers.findIdByEmail(handle, tenantId, values.email);
-    return conflict(customerMessages.customerEmailTaken, existingId ? { existingId } : undefined);
+    return conflict(customerMessages.customerEmailTaken, existingId ? { existingId } : undefined, 'customers:read');
   }
 }
 

@@ -2,6 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import type { Tables } from './tables.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './timeouts.js';
@@ -122,6 +123,7 @@ async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Log
     import('@electric-sql/pglite/contrib/pg_trgm'),
     import('@electric-sql/pglite/node-postgres'),
   ]);
+  await preparePrivateDir(dataDir, logger);
   const lock = await acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {

@@ -65,6 +65,7 @@ export interface CustomerTable {
 
 export interface IdempotencyKeyTable {
   tenantId: string;
+  tokenId: string;
   key: string;
   requestHash: string;
   state: 'running' | 'done';

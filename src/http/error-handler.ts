@@ -49,7 +49,8 @@ export function sendApiError(error: ApiError, request: FastifyRequest, reply: Fa
   if (error.details?.length) {
     body.details = error.details.map((d) => ({ field: d.field, message: d.message[language] }));
   }
-  Object.assign(body, error.extra);
+  if (error.extraScope === undefined || request.principal?.scopes.has(error.extraScope))
+    Object.assign(body, error.extra);
   if (error.statusCode >= 500 && error.code === 'internal_error') body.requestId = request.id;
   if (error.headers) reply.headers(error.headers);
   // The body is built here, so it is sent as-is rather than through a route's response schema.

@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -5,6 +6,7 @@ import type { Logger } from 'pino';
 import { presentedToken } from '../auth/presented-token.js';
 import { ApiError } from '../shared/errors.js';
 import { messages } from '../shared/messages.js';
+import { RateCounters } from './rate-counters.js';
 
 /** Counters in Redis when a URL is given (shared by every instance), else in this process. */
 export async function openRateLimitStore(redisUrl: string | undefined, logger: Logger): Promise<Redis | undefined> {
@@ -27,10 +29,38 @@ export async function openRateLimitStore(redisUrl: string | undefined, logger: L
   return redis;
 }
 
-/** A well-formed bearer token is its own bucket (SPEC §10: per token); anything else counts per address. */
-function rateLimitKey(request: FastifyRequest): string {
-  const { hash } = presentedToken(request);
-  return hash !== undefined ? `token:${hash}` : `ip:${request.ip}`;
+export type RateLimitKey = (request: FastifyRequest) => string;
+
+/**
+ * SPEC §10: a token known to be valid is its own bucket. Any other request, a made-up token
+ * included, counts against its client address, decided before any database lookup: a flood of
+ * invented tokens then meets one budget, not a fresh one per token.
+ */
+export function perTokenOrAddress(knowsValid: (tokenHash: string) => boolean): RateLimitKey {
+  return (request) => {
+    const { hash } = presentedToken(request);
+    return hash !== undefined && knowsValid(hash) ? `token:${hash}` : perAddress(request);
+  };
+}
+
+export const perAddress: RateLimitKey = (request) => `ip:${addressKey(request.ip)}`;
+
+/**
+ * An IPv4 address as it is; an IPv6 address by its /64, the block one subscriber gets, so that
+ * walking through one's own addresses does not buy a fresh budget each time.
+ */
+export function addressKey(ip: string): string {
+  if (!isIPv6(ip)) return ip;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1] as string;
+  const [head = '', tail] = ip.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**
@@ -39,15 +69,17 @@ function rateLimitKey(request: FastifyRequest): string {
  */
 export async function limitRate(
   scope: FastifyInstance,
-  options: { max: number; redis: Redis | undefined; nameSpace: string; perAddress?: boolean },
+  options: { max: number; redis: Redis | undefined; nameSpace: string; keyOf: RateLimitKey },
 ): Promise<void> {
   await scope.register(rateLimit, {
     global: true,
     max: options.max,
     timeWindow: 60_000,
     hook: 'onRequest',
-    keyGenerator: options.perAddress ? (request) => request.ip : rateLimitKey,
+    keyGenerator: options.keyOf,
     redis: options.redis,
+    // Without Redis: counters that other clients' traffic cannot evict (RateCounters).
+    ...(options.redis ? {} : { store: RateCounters }),
     nameSpace: options.nameSpace,
     skipOnError: true,
     enableDraftSpec: true,

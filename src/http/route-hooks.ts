@@ -17,3 +17,14 @@ export function appendRouteHook<N extends RouteHookName>(
   const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing];
   (route as Record<N, unknown>)[name] = [...hooks, hook];
 }
+
+export type RouteHandler = RouteOptions['handler'];
+
+/**
+ * Puts `wrap` around one route's handler: for what must know when the handler itself has settled,
+ * which can be after the answer (the request deadline answers 503 while a query still runs).
+ * Handlers return their payload rather than send it, so a wrapper sees the outcome too.
+ */
+export function wrapRouteHandler(route: RouteOptions, wrap: (handler: RouteHandler) => RouteHandler): void {
+  route.handler = wrap(route.handler);
+}

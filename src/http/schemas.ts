@@ -26,7 +26,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: '`validation_failed`: a field, parameter or body is invalid; `details` names the fields.',
   403: '`forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive.',
   404: '`not_found`: no such record in your tenant.',
-  409: '`conflict`: the e-mail is taken (`existingId` names the holder), or the same Idempotency-Key is still running.',
+  409: '`conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running.',
   412: '`precondition_failed`: If-Match does not match the current ETag; nothing changed.',
   413: '`payload_too_large`: the body is over 1 MiB.',
   415: '`unsupported_media_type`: the body is not JSON.',

@@ -1,16 +1,29 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onSendAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
-import { appendRouteHook } from '../http/route-hooks.js';
+import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
 import { ApiError, validationFailed } from '../shared/errors.js';
 import { fieldMessage, messages } from '../shared/messages.js';
-import { IdempotencyRepository } from './idempotency.repository.js';
+import { IdempotencyRepository, type KeyOwner, type StoredResponse } from './idempotency.repository.js';
+
+/** A key this request owns: its answer is recorded for replays. */
+interface Claim extends KeyOwner {
+  /** The route's handler is running (it may outlive the answer: see `recordAnswer`). */
+  handlerRunning: boolean;
+  /** The answer went out as a 5xx while the handler ran: its real outcome is recorded when it ends. */
+  outcomePending: boolean;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set when this request owns an Idempotency-Key: its answer is recorded for replays. */
-    idempotencyClaim?: { tenantId: string; key: string };
+    idempotencyClaim?: Claim;
   }
 }
 
@@ -22,13 +35,19 @@ const REPLAYED_HEADERS = ['etag', 'location'];
 const PURGE_INTERVAL_MS = 60 * 60_000;
 
 /**
- * SPEC §7 on every POST of the scope it is installed in: the same key and body within 24 hours
- * replay the first answer (with `Idempotent-Replayed: true`) and create nothing; another body is a
- * 422; a key whose first request is still running is a 409. The database decides who owns a key,
- * so this holds across instances.
+ * SPEC §7 on every POST of the scope it is installed in: the same token, key, route and body within
+ * 24 hours replay the first answer (with `Idempotent-Replayed: true`) and create nothing; another
+ * route or body is a 422; a key whose first request is still running is a 409. The database
+ * decides who owns a key, so this holds across instances.
+ *
+ * A key stays "running" for as long as its handler runs, even past a 503 sent by the request
+ * deadline: the write may still commit, and a retry must then replay it, not make a second one.
  */
 export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   const records = new IdempotencyRepository(db);
+
+  const release = (request: FastifyRequest, claim: Claim) =>
+    records.release(claim).catch((error) => request.log.error({ err: error }, 'could not release an idempotency key'));
 
   const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
     const key = request.headers[HEADER];
@@ -36,11 +55,15 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     if (typeof key !== 'string' || !KEY_SHAPE.test(key)) {
       throw validationFailed([{ field: 'Idempotency-Key', message: fieldMessage('Idempotency-Key', keyRule) }]);
     }
-    const { tenantId } = principalOf(request);
-    const claim = await records.claim(tenantId, key, requestHash(request));
+    const { tenantId, tokenId } = principalOf(request);
+    const owner = { tenantId, tokenId, key };
+    const claim = await records.claim(owner, requestHash(request));
     switch (claim.kind) {
       case 'claimed':
-        request.idempotencyClaim = { tenantId, key };
+        // Answered already (the deadline, while the claim was made): the handler will not run.
+        if (reply.sent)
+          return void (await release(request, { ...owner, handlerRunning: false, outcomePending: false }));
+        request.idempotencyClaim = { ...owner, handlerRunning: false, outcomePending: false };
         return;
       case 'mismatch':
         throw new ApiError(422, 'idempotency_key_reused', messages.idempotencyKeyReused);
@@ -60,26 +83,56 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
 
   const recordAnswer: onSendAsyncHookHandler = async (request, reply, payload) => {
     const claim = request.idempotencyClaim;
-    if (!claim) return payload;
+    if (!claim || claim.outcomePending) return payload;
+    if (reply.statusCode >= 500 && claim.handlerRunning) {
+      // The deadline's 503 while the handler still runs: its outcome is not known yet.
+      claim.outcomePending = true;
+      return payload;
+    }
     request.idempotencyClaim = undefined;
-    try {
-      // A refused body (400) or a server failure (5xx) did nothing: the key stays free for a corrected retry.
-      if (reply.statusCode === 400 || reply.statusCode >= 500) {
-        await records.release(claim.tenantId, claim.key);
-      } else {
-        const headers: Record<string, string> = {};
-        for (const name of REPLAYED_HEADERS) {
-          const value = reply.getHeader(name);
-          if (value !== undefined) headers[name] = String(value);
-        }
-        await records.complete(claim.tenantId, claim.key, { status: reply.statusCode, headers, body: String(payload) });
-      }
-    } catch (error) {
-      // The answer itself is right; only its record failed. A retry will wait out the claim, then run again.
-      request.log.error({ err: error }, 'could not record the idempotent answer');
+    // A refused body (400) or a server failure (5xx) did nothing: the key stays free for a corrected retry.
+    if (reply.statusCode === 400 || reply.statusCode >= 500) {
+      await release(request, claim);
+    } else {
+      await complete(request, claim, answerOf(reply, String(payload)));
     }
     return payload;
   };
+
+  const complete = (request: FastifyRequest, claim: Claim, response: StoredResponse) =>
+    records.complete(claim, response).catch((error) => {
+      // The answer itself is right; only its record failed. A retry will wait out the claim, then run again.
+      request.log.error({ err: error }, 'could not record the idempotent answer');
+    });
+
+  /** Records the outcome of a handler that ended after its answer had gone out. */
+  const settleLate = async (request: FastifyRequest, reply: FastifyReply, claim: Claim, outcome: Outcome) => {
+    request.idempotencyClaim = undefined;
+    // It failed, so it wrote nothing: a write is one transaction.
+    if (!outcome.ok) return release(request, claim);
+    if (outcome.payload === reply) {
+      request.log.error('a POST handler sent its answer itself, so its outcome cannot be recorded: handlers return it');
+      return release(request, claim);
+    }
+    request.log.warn({ status: reply.statusCode }, 'a request answered 503 by its deadline completed afterwards');
+    return complete(request, claim, answerOf(reply, String(reply.serialize(outcome.payload))));
+  };
+
+  const trackHandler = (handler: RouteHandler): RouteHandler =>
+    async function (this: FastifyInstance, request, reply) {
+      const claim = request.idempotencyClaim;
+      if (!claim) return handler.call(this, request, reply);
+      claim.handlerRunning = true;
+      let outcome: Outcome = { ok: false };
+      try {
+        const payload = await handler.call(this, request, reply);
+        outcome = { ok: true, payload };
+        return payload;
+      } finally {
+        claim.handlerRunning = false;
+        if (claim.outcomePending) await settleLate(request, reply, claim, outcome);
+      }
+    };
 
   // On the POST routes only: the other routes pay nothing for it.
   app.addHook('onRoute', (route) => {
@@ -87,6 +140,7 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     if (!methods.includes('POST')) return;
     appendRouteHook(route, 'preHandler', claimKey);
     appendRouteHook(route, 'onSend', recordAnswer);
+    wrapRouteHandler(route, trackHandler);
   });
 
   const purge = setInterval(() => {
@@ -94,6 +148,17 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   }, PURGE_INTERVAL_MS);
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
+}
+
+type Outcome = { ok: true; payload: unknown } | { ok: false };
+
+function answerOf(reply: FastifyReply, body: string): StoredResponse {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return { status: reply.statusCode, headers, body };
 }
 
 const keyRule = {

@@ -21,17 +21,25 @@ const RETENTION = sql`interval '24 hours'`;
  */
 const ABANDONED_AFTER = sql`interval '2 minutes'`;
 
-/** Idempotency records, per tenant. The primary key (tenant, key) makes one request the owner. */
+/** Whose key it is: a key belongs to the token that sent it (SPEC §7), inside its tenant. */
+export interface KeyOwner {
+  readonly tenantId: string;
+  readonly tokenId: string;
+  readonly key: string;
+}
+
+/** Idempotency records, per token. The primary key (tenant, token, key) makes one request the owner. */
 export class IdempotencyRepository {
   constructor(private readonly db: Db) {}
 
-  /** Claims `key` for a request, or says why not; repeats at most once after clearing an expired record. */
-  async claim(tenantId: string, key: string, requestHash: string): Promise<ClaimResult> {
+  /** Claims a key for a request, or says why not; repeats at most once after clearing an expired record. */
+  async claim(owner: KeyOwner, requestHash: string): Promise<ClaimResult> {
+    const { tenantId, tokenId, key } = owner;
     for (let attempt = 0; attempt < 2; attempt++) {
       const inserted = await this.db
         .insertInto('idempotencyKeys')
-        .values({ tenantId, key, requestHash, state: 'running' })
-        .onConflict((oc) => oc.columns(['tenantId', 'key']).doNothing())
+        .values({ tenantId, tokenId, key, requestHash, state: 'running' })
+        .onConflict((oc) => oc.columns(['tenantId', 'tokenId', 'key']).doNothing())
         .returning('key')
         .executeTakeFirst();
       if (inserted) return { kind: 'claimed' };
@@ -47,12 +55,11 @@ export class IdempotencyRepository {
           sql<boolean>`created_at < now() - ${RETENTION}`.as('expired'),
           sql<boolean>`started_at < now() - ${ABANDONED_AFTER}`.as('abandoned'),
         ])
-        .where('tenantId', '=', tenantId)
-        .where('key', '=', key)
+        .where((eb) => eb.and(keyOf(owner)))
         .executeTakeFirst();
       if (!existing) continue;
       if (existing.expired) {
-        await this.#deleteIfExpired(tenantId, key);
+        await this.#deleteIfExpired(owner);
         continue;
       }
       if (existing.requestHash !== requestHash) return { kind: 'mismatch' };
@@ -66,14 +73,12 @@ export class IdempotencyRepository {
           },
         };
       }
-      return existing.abandoned && (await this.#takeOver(tenantId, key))
-        ? { kind: 'claimed' }
-        : { kind: 'in-progress' };
+      return existing.abandoned && (await this.#takeOver(owner)) ? { kind: 'claimed' } : { kind: 'in-progress' };
     }
     return { kind: 'in-progress' };
   }
 
-  async complete(tenantId: string, key: string, response: StoredResponse): Promise<void> {
+  async complete(owner: KeyOwner, response: StoredResponse): Promise<void> {
     await this.db
       .updateTable('idempotencyKeys')
       .set({
@@ -82,17 +87,15 @@ export class IdempotencyRepository {
         responseHeaders: JSON.stringify(response.headers),
         responseBody: response.body,
       })
-      .where('tenantId', '=', tenantId)
-      .where('key', '=', key)
+      .where((eb) => eb.and(keyOf(owner)))
       .execute();
   }
 
   /** Forgets a claim whose request failed on the server's side, so that a retry may run it. */
-  async release(tenantId: string, key: string): Promise<void> {
+  async release(owner: KeyOwner): Promise<void> {
     await this.db
       .deleteFrom('idempotencyKeys')
-      .where('tenantId', '=', tenantId)
-      .where('key', '=', key)
+      .where((eb) => eb.and(keyOf(owner)))
       .where('state', '=', 'running')
       .execute();
   }
@@ -106,25 +109,28 @@ export class IdempotencyRepository {
     return Number(result.numDeletedRows);
   }
 
-  async #deleteIfExpired(tenantId: string, key: string): Promise<void> {
+  async #deleteIfExpired(owner: KeyOwner): Promise<void> {
     await this.db
       .deleteFrom('idempotencyKeys')
-      .where('tenantId', '=', tenantId)
-      .where('key', '=', key)
+      .where((eb) => eb.and(keyOf(owner)))
       .where(sql<boolean>`created_at < now() - ${RETENTION}`)
       .execute();
   }
 
-  async #takeOver(tenantId: string, key: string): Promise<boolean> {
+  async #takeOver(owner: KeyOwner): Promise<boolean> {
     const row = await this.db
       .updateTable('idempotencyKeys')
       .set({ startedAt: sql<Date>`now()` })
-      .where('tenantId', '=', tenantId)
-      .where('key', '=', key)
+      .where((eb) => eb.and(keyOf(owner)))
       .where('state', '=', 'running')
       .where(sql<boolean>`started_at < now() - ${ABANDONED_AFTER}`)
       .returning('key')
       .executeTakeFirst();
     return row !== undefined;
   }
+}
+
+/** The primary key of an owner's record, as a filter (a copy: a caller's object may carry more). */
+function keyOf({ tenantId, tokenId, key }: KeyOwner): KeyOwner {
+  return { tenantId, tokenId, key };
 }

@@ -28,7 +28,11 @@ export function listQueryFields<const F extends readonly string[]>(sortFields: F
       TrimmedString({ minLength: 1, maxLength: 254, lowercase: true, description: 'Exact e-mail, any case.' }),
     ),
     q: Type.Optional(
-      TrimmedString({ minLength: 1, maxLength: 200, description: 'Substring of name, e-mail or phone, any case.' }),
+      TrimmedString({
+        minLength: 3,
+        maxLength: 200,
+        description: 'Substring of name, e-mail or phone, any case; at least 3 characters.',
+      }),
     ),
     updatedSince: Type.Optional(Type.String({ format: 'date-time', description: 'Updated at or after (ISO 8601).' })),
     createdSince: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after (ISO 8601).' })),

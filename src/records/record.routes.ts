@@ -116,7 +116,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const { id } = request.params as IdParams;
-      return sent(reply, await service.find(db, principalOf(request).tenantId, id));
+      return withEtag(reply, await service.find(db, principalOf(request).tenantId, id));
     },
   );
 
@@ -136,7 +136,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const stored = await service.create(db, principalOf(request), request.body as never);
-      return sent(reply.code(201), stored);
+      return withEtag(reply.code(201), stored);
     },
   );
 
@@ -158,7 +158,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
       const { id } = request.params as IdParams;
       const { status } = request.body as { status: string };
       const tenantId = principalOf(request).tenantId;
-      return sent(reply, await service.setStatus(db, tenantId, id, status, expectedVersions(request)));
+      return withEtag(reply, await service.setStatus(db, tenantId, id, status, expectedVersions(request)));
     },
   );
 
@@ -179,7 +179,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     async (request, reply) => {
       const { id } = request.params as IdParams;
       const tenantId = principalOf(request).tenantId;
-      return sent(reply, await service.update(db, tenantId, id, request.body as never, expectedVersions(request)));
+      return withEtag(reply, await service.update(db, tenantId, id, request.body as never, expectedVersions(request)));
     },
   );
 
@@ -204,10 +204,13 @@ export function registerRecordRoutes<Item extends { _id: string }>(
   );
 }
 
-/** A single record's answer: its ETag, and the object through the route's response schema. */
-function sent(reply: FastifyReply, stored: Stored<unknown>): FastifyReply {
+/**
+ * A single record's answer: its ETag, and the object, returned for Fastify to send through the
+ * route's response schema (returned, not sent: the idempotency plugin reads a late outcome so).
+ */
+function withEtag(reply: FastifyReply, stored: Stored<unknown>): unknown {
   setEtag(reply, stored);
-  return reply.send(stored.object);
+  return stored.object;
 }
 
 function capitalised(word: string): string {

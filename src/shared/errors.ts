@@ -27,6 +27,8 @@ export class ApiError extends Error {
     readonly details?: readonly FieldIssue[],
     readonly extra?: Readonly<Record<string, unknown>>,
     readonly headers?: Readonly<Record<string, string>>,
+    /** When set, `extra` goes only to callers whose token has this scope (SPEC §2: `existingId`). */
+    readonly extraScope?: string,
   ) {
     super(text.en);
     this.name = 'ApiError';
@@ -40,8 +42,9 @@ export const forbidden = (text: Text) => new ApiError(403, 'forbidden', text);
 
 export const notFound = (text: Text) => new ApiError(404, 'not_found', text);
 
-export const conflict = (text: Text, extra?: Record<string, unknown>) =>
-  new ApiError(409, 'conflict', text, undefined, extra);
+/** A 409; `extra` (the holder's id) reaches only a caller whose token has `readScope`. */
+export const conflict = (text: Text, extra?: Record<string, unknown>, readScope?: string) =>
+  new ApiError(409, 'conflict', text, undefined, extra, undefined, readScope);
 
 export const preconditionFailed = () => new ApiError(412, 'precondition_failed', messages.preconditionFailed);
 

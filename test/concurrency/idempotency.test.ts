@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { IdempotencyRepository } from '../../src/idempotency/idempotency.repository.js';
-import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { API, describeEachBackend, TestContext, type TestTenant } from '../helpers/test-app.js';
+import { postgresTestUrl } from '../helpers/test-database.js';
 
 describeEachBackend('Idempotency-Key on POST (SPEC §7)', (ctx) => {
   let tenant: TestTenant;
@@ -58,6 +59,34 @@ describeEachBackend('Idempotency-Key on POST (SPEC §7)', (ctx) => {
     assert.equal(theirs.headers['idempotent-replayed'], undefined);
     assert.notEqual(theirs.body._id, mine.body._id);
     assert.equal(theirs.body.tenant, other.id);
+  });
+
+  it('keeps keys per token: a web form using a key first does not block an integration of its tenant', async () => {
+    const form = await ctx.token(tenant.id, ['leads:write']);
+    const fromForm = await post('leads', 'crm-sync-42', { name: 'From the form', phone: '1' }, form.token);
+    assert.equal(fromForm.status, 201);
+    const fromCrm = await post('customers', 'crm-sync-42', { name: 'From the CRM', email: 'crm-42@example.com' });
+    assert.equal(fromCrm.status, 201);
+    assert.equal(fromCrm.headers['idempotent-replayed'], undefined);
+    const anotherForm = await ctx.token(tenant.id, ['leads:write']);
+    const sameBodyOtherToken = await post(
+      'leads',
+      'crm-sync-42',
+      { name: 'From the form', phone: '1' },
+      anotherForm.token,
+    );
+    assert.equal(sameBodyOtherToken.status, 201);
+    assert.notEqual(sameBodyOtherToken.body._id, fromForm.body._id, 'another token: another request');
+  });
+
+  it('answers 422 to the same key and body on another route', async () => {
+    const body = { name: 'Route bound', email: 'route-bound@example.com' };
+    assert.equal((await post('leads', 'route-key', body)).status, 201);
+    const elsewhere = await post('customers', 'route-key', body);
+    assert.equal(elsewhere.status, 422);
+    assert.equal(elsewhere.body.code, 'idempotency_key_reused');
+    const customers = await ctx.db.selectFrom('customers').select('id').where('email', '=', body.email).execute();
+    assert.deepEqual(customers, []);
   });
 
   it('works on customers too, replaying a 409 conflict as it was', async () => {
@@ -189,5 +218,51 @@ describeEachBackend('Idempotency-Key on POST (SPEC §7)', (ctx) => {
     } finally {
       await ctx.app.server.close();
     }
+  });
+});
+
+const skipPostgres = postgresTestUrl() ? false : 'FUNIL_TEST_DATABASE_URL is not set';
+if (skipPostgres && process.env.CI) throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
+
+// A database slow enough for the deadline to answer first. PostgreSQL only: PGlite runs a statement
+// on the event loop's own thread, so no deadline can fire while one runs.
+describe('an Idempotency-Key past the request deadline (SPEC §2, §7) [postgres]', { skip: skipPostgres }, () => {
+  const ctx = new TestContext('postgres', { FUNIL_REQUEST_TIMEOUT_MS: '300' });
+  before(async () => {
+    await ctx.start();
+    await sql`
+      create function funil_test_slow_insert() returns trigger language plpgsql as $$
+      begin perform pg_sleep(1); return new; end $$`.execute(ctx.db);
+    await sql`
+      create trigger funil_test_slow_insert before insert on leads
+      for each row when (new.name = 'Slow write') execute function funil_test_slow_insert()`.execute(ctx.db);
+  });
+  after(() => ctx.stop());
+
+  it('keeps the key running past the 503 until the write ends; the retry then replays it, never writing twice', async () => {
+    const tenant = await ctx.tenant();
+    const send = () =>
+      ctx.request('POST', `${API}/leads`, {
+        token: tenant.token,
+        body: { name: 'Slow write', phone: '1' },
+        headers: { 'idempotency-key': 'slow-key' },
+      });
+    const first = await send();
+    assert.equal(first.status, 503, 'the deadline answers before the insert ends');
+    const early = await send();
+    assert.equal(early.status, 409, 'the first request is still running');
+    let replay = early;
+    for (let i = 0; i < 50 && replay.status === 409; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      replay = await send();
+    }
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.match(String(replay.headers.etag), /^"/);
+    const rows = await ctx.db.selectFrom('leads').select('id').where('tenantId', '=', tenant.id).execute();
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      [replay.body._id],
+    );
   });
 });

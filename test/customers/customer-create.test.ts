@@ -327,6 +327,30 @@ describeEachBackend('POST /customers', (ctx) => {
     assert.equal(rows.length, 1);
   });
 
+  it('keeps existingId from a token that may write customers but not read them (SPEC §2, §5.2)', async () => {
+    const first = await createCustomer(ctx, tenant.token, { email: 'writeonly@x.com' });
+    const writeOnly = await ctx.token(tenant.id, ['customers:write']);
+    const create = await ctx.request('POST', CUSTOMERS, {
+      token: writeOnly.token,
+      body: { name: 'Outra', email: 'writeonly@x.com' },
+    });
+    assert.equal(create.status, 409);
+    assert.deepEqual(create.body, { success: false, error: 'Já existe um cliente com este e-mail.', code: 'conflict' });
+    const second = await createCustomer(ctx, tenant.token, { email: 'second@x.com' });
+    const update = await ctx.request('PUT', `${CUSTOMERS}/${second._id}`, {
+      token: writeOnly.token,
+      body: { email: 'WriteOnly@x.com' },
+    });
+    assert.equal(update.status, 409);
+    assert.equal('existingId' in update.body, false);
+    // The same conflict, for a token that reads too, names the holder.
+    const reader = await ctx.request('PUT', `${CUSTOMERS}/${second._id}`, {
+      token: tenant.token,
+      body: { email: 'writeonly@x.com' },
+    });
+    assert.equal(reader.body.existingId, first._id);
+  });
+
   it('lets another tenant use the same e-mail (SPEC §4: unique per tenant)', async () => {
     await createCustomer(ctx, tenant.token, { email: 'shared@x.com' });
     const res = await ctx.request('POST', CUSTOMERS, {

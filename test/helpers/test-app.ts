@@ -52,6 +52,8 @@ export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
   query?: Record<string, string>;
+  /** The client's address as the server sees it (inject's default: 127.0.0.1). */
+  remoteAddress?: string;
 }
 
 /** The production app on a database of its own, with small factories for tenants and tokens. */
@@ -105,6 +107,7 @@ export class TestContext {
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const inject: InjectOptions = { method, url, headers };
     if (options.query) inject.query = options.query;
+    if (options.remoteAddress) inject.remoteAddress = options.remoteAddress;
     if (options.body !== undefined) {
       headers['content-type'] ??= 'application/json';
       inject.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);

@@ -3,64 +3,137 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { issueToken } from '../../src/admin/issue-token.js';
 import { TenantRepository } from '../../src/admin/tenant.repository.js';
 import { TokenRepository } from '../../src/admin/token.repository.js';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/database.js';
-import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend, type TestTenant, testConfig } from '../helpers/test-app.js';
+import { addressKey } from '../../src/http/rate-limit.js';
+import {
+  ADMIN_API,
+  ADMIN_TOKEN,
+  API,
+  describeEachBackend,
+  TestContext,
+  type TestTenant,
+  testConfig,
+} from '../helpers/test-app.js';
 import { createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
 
 const silent = pino({ level: 'silent' });
 const LIMIT = 5;
+
+/** A token of the right shape (`fnl_` + 43 characters) that names no token at all. */
+const madeUpToken = () => `fnl_${randomBytes(32).toString('base64url')}`;
+
+describe('the client address a budget belongs to (SPEC §10)', () => {
+  it('is an IPv4 address as it is, an IPv6 address by its /64, an IPv4-mapped one as IPv4', () => {
+    assert.equal(addressKey('203.0.113.7'), '203.0.113.7');
+    assert.equal(addressKey('::ffff:203.0.113.7'), '203.0.113.7');
+    assert.equal(addressKey('2001:DB8:0001:0002:aaaa::1'), '2001:db8:1:2::/64');
+    assert.equal(addressKey('2001:db8:1:2::ffff'), '2001:db8:1:2::/64');
+    assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(addressKey('::1'), '0:0:0:0::/64');
+  });
+});
 
 describeEachBackend(
   'rate limits in memory (SPEC §10)',
   (ctx) => {
     let tenant: TestTenant;
     let other: TestTenant;
+    const leads = (token: string | null, remoteAddress: string) =>
+      ctx.request('GET', `${API}/leads`, { token, remoteAddress });
 
     it('setup', async () => {
       tenant = await ctx.tenant();
       other = await ctx.tenant('Other');
     });
 
-    it('counts down RateLimit-Remaining on every answer, then answers 429 rate_limited with Retry-After', async () => {
+    it('counts a token not yet known against its address, then every request against the token; past it, 429 rate_limited with Retry-After', async () => {
+      const first = await leads(tenant.token, '192.0.2.1');
+      assert.equal(first.status, 200);
+      assert.equal(first.headers['ratelimit-remaining'], String(LIMIT - 1), "the address's budget");
       for (let i = 1; i <= LIMIT; i++) {
-        const res = await ctx.request('GET', `${API}/leads`, { token: tenant.token });
+        const res = await leads(tenant.token, '192.0.2.1');
         assert.equal(res.status, 200);
         assert.equal(res.headers['ratelimit-limit'], String(LIMIT));
-        assert.equal(res.headers['ratelimit-remaining'], String(LIMIT - i));
+        assert.equal(res.headers['ratelimit-remaining'], String(LIMIT - i), "the token's budget");
         assert.ok(Number(res.headers['ratelimit-reset']) > 0);
       }
-      const refused = await ctx.request('GET', `${API}/leads`, { token: tenant.token });
+      const refused = await leads(tenant.token, '192.0.2.1');
       assert.equal(refused.status, 429);
       assert.equal(refused.body.success, false);
       assert.equal(refused.body.code, 'rate_limited');
       assert.ok(Number(refused.headers['retry-after']) >= 1);
       assert.equal(refused.headers['ratelimit-remaining'], '0');
       assert.ok(refused.headers['x-request-id']);
-      // Refused before anything is written.
-      const write = await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'x', phone: '1' } });
+      // Refused before anything is written, from any address.
+      const write = await ctx.request('POST', `${API}/leads`, {
+        token: tenant.token,
+        body: { name: 'x', phone: '1' },
+        remoteAddress: '192.0.2.99',
+      });
       assert.equal(write.status, 429);
+      const rows = await ctx.db.selectFrom('leads').select('id').where('tenantId', '=', tenant.id).execute();
+      assert.equal(rows.length, 0);
+      // The address still has budget left for another token.
+      assert.equal((await leads(other.token, '192.0.2.1')).status, 200);
     });
 
     it('keeps one budget per token: another token is not affected', async () => {
-      const res = await ctx.request('GET', `${API}/leads`, { token: other.token });
+      const res = await leads(other.token, '192.0.2.2');
       assert.equal(res.status, 200);
       assert.equal(res.headers['ratelimit-remaining'], String(LIMIT - 1));
     });
 
     it('puts the headers on error answers too (403, 404)', async () => {
-      const forbidden = await ctx.request('GET', `${API}/leads`, { token: null });
+      const forbidden = await leads(null, '192.0.2.3');
       assert.equal(forbidden.status, 403);
       assert.equal(forbidden.headers['ratelimit-limit'], String(LIMIT));
       const missing = await ctx.request('GET', `${API}/leads/01900000-0000-7000-8000-000000000000`, {
         token: other.token,
+        remoteAddress: '192.0.2.3',
       });
       assert.equal(missing.status, 404);
       assert.ok(missing.headers['ratelimit-remaining'] !== undefined);
+    });
+
+    it("answers a flood of made-up tokens 429 from its address's budget, before any database lookup", async () => {
+      for (let i = 0; i < LIMIT; i++) assert.equal((await leads(madeUpToken(), '198.51.100.7')).status, 403);
+      // With the tokens' table gone, a lookup could not answer 403: every 429 below came before one.
+      await sql`alter table api_tokens rename to api_tokens_away`.execute(ctx.db);
+      try {
+        const answers = await Promise.all(Array.from({ length: 50 }, () => leads(madeUpToken(), '198.51.100.7')));
+        assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([429]));
+        assert.equal(answers[0]?.body.code, 'rate_limited');
+      } finally {
+        await sql`alter table api_tokens_away rename to api_tokens`.execute(ctx.db);
+      }
+    });
+
+    it("never lets other clients' traffic evict or reset a real token's counter", async () => {
+      const steady = await ctx.tenant('Steady');
+      await leads(steady.token, '192.0.2.4');
+      await leads(steady.token, '192.0.2.4');
+      assert.equal((await leads(steady.token, '192.0.2.4')).headers['ratelimit-remaining'], String(LIMIT - 2));
+      // More addresses than the rate limiter's own in-memory store holds (5,000, least recently used out).
+      for (let i = 0; i < 5_100; i++) {
+        const answer = await leads('not-a-token', `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+        assert.equal(answer.status, 403);
+      }
+      for (let i = 0; i < LIMIT + 2; i++) await leads(madeUpToken(), '192.0.2.4');
+      assert.equal((await leads(steady.token, '192.0.2.4')).headers['ratelimit-remaining'], String(LIMIT - 3));
+    });
+
+    it('counts IPv6 clients by their /64, so that walking through its addresses buys no budget', async () => {
+      for (let i = 1; i <= LIMIT; i++) {
+        assert.equal((await leads(madeUpToken(), `2001:db8:1:2::${i.toString(16)}`)).status, 403);
+      }
+      assert.equal((await leads(madeUpToken(), '2001:db8:1:2:ffff::9')).status, 429);
+      assert.equal((await leads(madeUpToken(), '2001:db8:1:3::1')).status, 403, 'another /64');
     });
 
     it('never limits /health and /ready', async () => {
@@ -84,6 +157,31 @@ describeEachBackend(
   },
   { FUNIL_RATE_LIMIT: String(LIMIT), FUNIL_ADMIN_RATE_LIMIT: '3' },
 );
+
+describe('X-Forwarded-For behind a proxy (SPEC §10)', () => {
+  const ctx = new TestContext('pglite', { FUNIL_RATE_LIMIT: '2', FUNIL_TRUST_PROXY: '10.0.0.1' });
+  before(() => ctx.start());
+  after(() => ctx.stop());
+  const via = (remoteAddress: string, forwardedFor: string) =>
+    ctx.request('GET', `${API}/leads`, {
+      token: madeUpToken(),
+      remoteAddress,
+      headers: { 'x-forwarded-for': forwardedFor },
+    });
+
+  it('counts by the forwarded address when the sender is a listed proxy', async () => {
+    assert.equal((await via('10.0.0.1', '198.51.100.1')).status, 403);
+    assert.equal((await via('10.0.0.1', '198.51.100.1')).status, 403);
+    assert.equal((await via('10.0.0.1', '198.51.100.1')).status, 429);
+    assert.equal((await via('10.0.0.1', '198.51.100.2')).status, 403, 'another client behind the proxy');
+  });
+
+  it('ignores the header from anyone else: a client cannot choose its own address', async () => {
+    assert.equal((await via('203.0.113.5', '198.51.100.3')).status, 403);
+    assert.equal((await via('203.0.113.5', '198.51.100.4')).status, 403);
+    assert.equal((await via('203.0.113.5', '198.51.100.5')).status, 429);
+  });
+});
 
 const redisUrl = process.env.FUNIL_TEST_REDIS_URL || undefined;
 if (!redisUrl && process.env.CI) throw new Error('CI must run the Redis suites: set FUNIL_TEST_REDIS_URL');
@@ -156,6 +254,11 @@ describe('two instances on one database and one Redis (SPEC §7, §10)', { skip 
 
   it('two instances spend one budget per token', async () => {
     const headers = { authorization: `Bearer ${tenant.token}` };
+    // Each instance counts a token's first request against the address, until it knows the token.
+    for (const app of instances) {
+      const first = await app.inject({ method: 'GET', url: `${API}/leads`, headers, remoteAddress: '192.0.2.50' });
+      assert.equal(first.statusCode, 200);
+    }
     const answers: string[] = [];
     for (let i = 0; i < LIMIT; i++) {
       const app = instances[i % 2] as FastifyInstance;

@@ -218,7 +218,7 @@ describeEachBackend('GET /leads: keyset paging and cursors (SPEC §6)', (ctx) =>
       { status: 'new,won,lost', scoreMin: '10' },
       { status: 'new,won', scoreMin: '20' },
       { status: 'new,won', scoreMin: '10', scoreMax: '100' },
-      { status: 'new,won', scoreMin: '10', q: 'a' },
+      { status: 'new,won', scoreMin: '10', q: 'ead' },
       { status: 'new,won', scoreMin: '10', source: 'form' },
       { status: 'new,won', scoreMin: '10', email: 'lead1@example.com' },
       { status: 'new,won', scoreMin: '10', updatedSince: '2020-01-01T00:00:00Z' },

@@ -27,10 +27,13 @@ describe('the embedded server as a process (SPEC §9, §11, §12)', () => {
   let token: string;
   let leadId: string;
 
-  it('prints a full-scope demo token on the first start, and it works', async () => {
+  it('prints a full-scope demo token on the first start, with its expiry in 30 days, and it works', async () => {
     const server = await start();
     token = printedToken(server.output()) ?? '';
     assert.match(token, /^fnl_[A-Za-z0-9_-]{43,}$/);
+    const expiry = server.output().match(/It expires at (\S+) \(in 30 days\)/)?.[1];
+    const daysAhead = (Date.parse(expiry ?? '') - Date.now()) / 86_400_000;
+    assert.ok(daysAhead > 29.9 && daysAhead <= 30, `the demo token expires ${daysAhead} days from now`);
     const created = await fetch(`${server.url}${API}/leads`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -176,7 +176,7 @@ export interface operations {
                 status?: string;
                 /** @description Exact e-mail, any case. */
                 email?: string;
-                /** @description Substring of name, e-mail or phone, any case. */
+                /** @description Substring of name, e-mail or phone, any case; at least 3 characters. */
                 q?: string;
                 /** @description Updated at or after (ISO 8601). */
                 updatedSince?: string;
@@ -567,7 +567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
@@ -2097,7 +2097,7 @@ export interface operations {
                 status?: string;
                 /** @description Exact e-mail, any case. */
                 email?: string;
-                /** @description Substring of name, e-mail or phone, any case. */
+                /** @description Substring of name, e-mail or phone, any case; at least 3 characters. */
                 q?: string;
                 /** @description Updated at or after (ISO 8601). */
                 updatedSince?: string;
@@ -2484,7 +2484,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
@@ -3122,7 +3122,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */

@@ -1,0 +1,231 @@
+/**
+ * How Funil behaves past its capacity, on the embedded default (SPEC §10): a tenant flooding the
+ * service with its most expensive lists next to a quiet tenant, then 200 readers and 20 writers at
+ * once. It reports, per kind of client, the share answered, refused (429, 503) or failed, and the
+ * latency of each; speed is a figure here, never a pass or fail.
+ *
+ *   npm run build && npm run bench:overload [-- --duration 10 --leads 20000 --dist DIR]
+ *
+ * `--dist` points at another build (a checkout of an older commit, built) to compare before/after
+ * on the same machine. Traffic goes to 127.0.0.1 only; the server is stopped by its PID.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { send } from '../test/helpers/http-client.js';
+import { freePort, type RunningServer, startServer } from './throughput/server-process.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    leads: { type: 'string', default: '20000' },
+    dist: { type: 'string', default: join(ROOT, 'dist') },
+  },
+});
+const DURATION_MS = Number(options.duration) * 1000;
+const FLOODER_LEADS = Number(options.leads);
+const ADMIN_TOKEN = randomBytes(24).toString('hex');
+const LEADS = '/api/external/v1/leads';
+/** The lists that read the most rows of a large tenant. Every `q` is 3 characters, the least SPEC §6 allows. */
+const EXPENSIVE_LISTS = [
+  `${LEADS}?q=ema&limit=1000`,
+  `${LEADS}?status=won&limit=1000&sort=name`,
+  `${LEADS}?source=site-3&limit=1000`,
+  `${LEADS}?scoreMin=90&limit=1000&sort=-updatedAt`,
+  `${LEADS}?status=won&source=site-3&limit=1000&sort=name`,
+  `${LEADS}?scoreMin=99&limit=1000&sort=name`,
+];
+const SOURCES = ['site-1', 'site-2', 'site-3', 'site-4', 'form'];
+const STATUSES = ['new', 'contacted', 'qualified', 'proposal', 'negotiation', 'won', 'lost'];
+
+/** The clients' connections, kept alive as a real integration keeps them. */
+const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+/** What went wrong with requests that got no answer at all (reported per run, then forgotten). */
+const failures = new Set<string>();
+
+interface Sample {
+  status: number;
+  ms: number;
+}
+
+const work = await mkdtemp(join(tmpdir(), 'funil-overload-'));
+let server: RunningServer | undefined;
+try {
+  const port = await freePort();
+  server = await startServer(
+    {
+      label: 'funil',
+      args: ['--max-old-space-size=128', join(resolve(options.dist), 'server.js')],
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        FUNIL_DATA_DIR: join(work, 'data'),
+        FUNIL_ADMIN_TOKEN: ADMIN_TOKEN,
+        FUNIL_BOOTSTRAP: 'false',
+        // Fair share must hold however generous the rate limit: a tenant may own many tokens.
+        FUNIL_RATE_LIMIT: '10000000',
+      },
+      logFile: join(work, 'server.log'),
+      cwd: ROOT,
+    },
+    port,
+  );
+  const url = server.url;
+  console.log(`server: ${resolve(options.dist)} on PGlite, pid ${server.pid}`);
+
+  const flooder = await tenantToken(url, 'flooder');
+  const quiet = await tenantToken(url, 'quiet');
+  const readers = await Promise.all(Array.from({ length: 50 }, (_, i) => tenantToken(url, `reader-${i}`)));
+  console.log(`seeding ${FLOODER_LEADS} leads for the flooder, 200 for the quiet tenant, 20 for each of 50 readers`);
+  await seed(url, flooder, FLOODER_LEADS);
+  await seed(url, quiet, 200);
+  for (const token of readers) await seed(url, token, 20);
+
+  console.log(
+    `\n## A tenant floods expensive lists (40 at once) while another works (4 at once), ${DURATION_MS / 1000} s\n`,
+  );
+  const flood = await runFor(DURATION_MS, [
+    ...loops(40, 'flooder lists', (i) => get(url, flooder, EXPENSIVE_LISTS[i % EXPENSIVE_LISTS.length] as string)),
+    ...loops(2, 'quiet reads', () => get(url, quiet, `${LEADS}?limit=20`)),
+    ...loops(2, 'quiet writes', (i) => post(url, quiet, i)),
+  ]);
+  report(flood);
+
+  console.log(`\n## 200 readers and 20 writers at once, over 50 tenants, ${DURATION_MS / 1000} s\n`);
+  const crowd = await runFor(DURATION_MS, [
+    ...loops(200, 'readers', (i) => get(url, readers[i % readers.length] as string, `${LEADS}?limit=100`)),
+    ...loops(20, 'writers', (i) => post(url, readers[i % readers.length] as string, i)),
+  ]);
+  report(crowd);
+} finally {
+  agent.destroy();
+  await server?.stop(10_000);
+  await rm(work, { recursive: true, force: true });
+}
+
+async function tenantToken(url: string, name: string): Promise<string> {
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const tenant = await send(`${url}/api/admin/v1/tenants`, { method: 'POST', headers: admin, json: { name } });
+  const token = await send(`${url}/api/admin/v1/tenants/${tenant.body.id}/tokens`, {
+    method: 'POST',
+    headers: admin,
+    json: { name: 'overload', scopes: ['leads:read', 'leads:write', 'customers:read', 'customers:write'] },
+  });
+  if (token.status !== 201) throw new Error(`could not create a token: ${token.status}`);
+  return token.body.token as string;
+}
+
+async function seed(url: string, token: string, count: number): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) {
+        const i = next++;
+        const answer = await send(`${url}${LEADS}`, {
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${token}` },
+          json: {
+            name: `Lead ${i} ${randomBytes(3).toString('hex')}`,
+            email: `lead${i}.${randomBytes(3).toString('hex')}@example.com`,
+            source: SOURCES[i % SOURCES.length],
+            status: STATUSES[i % STATUSES.length],
+            score: i % 101,
+          },
+        });
+        if (answer.status !== 201) throw new Error(`seeding: ${answer.status} ${JSON.stringify(answer.body)}`);
+      }
+    }),
+  );
+  agent.destroy();
+}
+
+async function get(url: string, token: string, path: string): Promise<Sample> {
+  const answer = await send(`${url}${path}`, {
+    agent,
+    headers: { authorization: `Bearer ${token}` },
+    timeoutMs: 30_000,
+  });
+  return { status: answer.status, ms: answer.ms };
+}
+
+async function post(url: string, token: string, i: number): Promise<Sample> {
+  const answer = await send(`${url}${LEADS}`, {
+    method: 'POST',
+    agent,
+    headers: { authorization: `Bearer ${token}` },
+    json: { name: `Overload ${i}`, phone: '+55 11 99999-0000', source: 'overload' },
+    timeoutMs: 30_000,
+  });
+  return { status: answer.status, ms: answer.ms };
+}
+
+interface Loop {
+  kind: string;
+  run(i: number): Promise<Sample>;
+}
+
+function loops(count: number, kind: string, run: (i: number) => Promise<Sample>): Loop[] {
+  return Array.from({ length: count }, (_, i) => ({ kind, run: () => run(i) }));
+}
+
+/** Each loop sends one request after the other until the time is up; a refused one waits as Retry-After says, at most 1 s. */
+async function runFor(durationMs: number, all: Loop[]): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>();
+  const until = performance.now() + durationMs;
+  await Promise.all(
+    all.map(async (loop) => {
+      const mine = samples.get(loop.kind) ?? [];
+      samples.set(loop.kind, mine);
+      for (let i = 0; performance.now() < until; i++) {
+        let sample: Sample;
+        try {
+          sample = await loop.run(i);
+        } catch (error) {
+          failures.add(String(error));
+          sample = { status: 0, ms: Number.NaN };
+        }
+        mine.push(sample);
+        if (sample.status === 429 || sample.status === 503) await new Promise((r) => setTimeout(r, 250));
+      }
+    }),
+  );
+  if (failures.size) console.log(`requests that failed without an answer: ${[...failures].slice(0, 5).join('; ')}`);
+  failures.clear();
+  return samples;
+}
+
+function report(samples: Map<string, Sample[]>): void {
+  console.log(
+    '| client | answers | 2xx | 429 | 503 | other | 2xx p50 | 2xx p95 | 2xx p99 | refused p50 | refused p99 |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const [kind, all] of samples) {
+    const ok = all.filter((s) => s.status >= 200 && s.status < 300).map((s) => s.ms);
+    const refused = all.filter((s) => s.status === 429 || s.status === 503).map((s) => s.ms);
+    const share = (n: number) => `${((100 * n) / Math.max(1, all.length)).toFixed(1)} %`;
+    const count = (status: number) => all.filter((s) => s.status === status).length;
+    const other = all.length - ok.length - refused.length;
+    console.log(
+      `| ${kind} | ${all.length} | ${share(ok.length)} | ${share(count(429))} | ${share(count(503))} | ${share(other)} | ` +
+        `${ms(quantile(ok, 0.5))} | ${ms(quantile(ok, 0.95))} | ${ms(quantile(ok, 0.99))} | ` +
+        `${ms(quantile(refused, 0.5))} | ${ms(quantile(refused, 0.99))} |`,
+    );
+  }
+}
+
+function quantile(values: number[], q: number): number | undefined {
+  if (!values.length) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+function ms(value: number | undefined): string {
+  return value === undefined ? '–' : `${Math.round(value)} ms`;
+}
