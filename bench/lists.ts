@@ -71,6 +71,7 @@ for (const target of targets) {
         LOG_LEVEL: 'silent',
         FUNIL_BOOTSTRAP: 'false',
         FUNIL_RATE_LIMIT: '10000000',
+        FUNIL_TENANT_CONCURRENCY: '100000',
         // A benchmark saturates the event loop on purpose: no load shedding.
         FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       }),

@@ -270,6 +270,7 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
         FUNIL_DB_POOL_SIZE: String(POOL_SIZE),
         // A benchmark measures capacity: no per-token limit, no shedding when the loop lags.
         FUNIL_RATE_LIMIT: '10000000',
+        FUNIL_TENANT_CONCURRENCY: '100000',
         FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       };
       break;

@@ -10,6 +10,7 @@ import type { Database } from './db/database.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
+import { boundDatabaseWaits } from './http/database-wait.js';
 import { installDraining } from './http/drain.js';
 import { installErrorHandling, renderFrameworkError } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
@@ -21,6 +22,7 @@ import { limitRate, openRateLimitStore, perAddress, perTokenOrAddress } from './
 import { limitRequestTime } from './http/request-deadline.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
+import { capTenantConcurrency, defaultTenantConcurrency } from './http/tenant-share.js';
 import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
@@ -93,6 +95,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   // Ahead of every route's own hooks: a request refused while shutting down or overloaded costs little.
   installDraining(app);
   limitRequestTime(app, config.requestTimeoutMs);
+  boundDatabaseWaits(app, config.databaseConnectTimeoutMs);
   await shedLoad(app, config);
 
   await describeApi(app, {
@@ -126,6 +129,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
         keyOf: perTokenOrAddress((hash) => authenticator.knowsValid(hash)),
       });
       requireBearerToken(external, authenticator);
+      capTenantConcurrency(external, config.tenantConcurrency ?? defaultTenantConcurrency(database.stats().max));
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
       await external.register(leadRoutes, { db: database.db, config, cursors });

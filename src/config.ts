@@ -39,6 +39,8 @@ export interface Config {
    * addresses and CIDR ranges. Never everyone: a client could then choose its own address.
    */
   readonly trustProxy: false | number | readonly string[];
+  /** Requests of one tenant in progress at once on this instance (SPEC §10: fair share); undefined: from the pool. */
+  readonly tenantConcurrency: number | undefined;
   /** Requests per minute per token on the external API (SPEC §10). */
   readonly rateLimit: number;
   /** Requests per minute per client address on the admin API. */
@@ -54,8 +56,8 @@ export interface Config {
 /**
  * SPEC §2 wants every answer, a 503 during a database outage included, within 5 s. The request
  * deadline (4 s, FUNIL_REQUEST_TIMEOUT_MS) guarantees it, with a margin for the answer's way out;
- * below it, a query waits at most 2 s for a connection and PostgreSQL cancels a statement after
- * 3 s, so that work whose answer is already lost does not go on in the database.
+ * below it, a query waits at most 1 s for a connection (SPEC §10: bounded waiting) and PostgreSQL
+ * cancels a statement after 3 s, so that work whose answer is already lost does not go on.
  */
 const DEFAULT_REQUEST_TIMEOUT_MS = 4_000;
 
@@ -94,6 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     leadStatuses: Object.freeze(leadStatuses(env.FUNIL_LEAD_STATUSES)),
     trustProxy: trustProxy(env.FUNIL_TRUST_PROXY),
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
+    tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
     adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
     redisUrl: nonEmpty(env.REDIS_URL),
     metricsToken: metricsToken(env.FUNIL_METRICS_TOKEN, adminToken),

@@ -147,11 +147,12 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ FUNIL_TRUST_PROXY: 'true' }), /any client pick its own address/);
   });
 
-  it("keeps every answer within SPEC §2's 5 s by default: request 4 s, statement 3 s, connection wait 2 s", () => {
+  it("keeps every answer within SPEC §2's 5 s by default: request 4 s, statement 3 s, connection wait 1 s (§10)", () => {
     const config = loadConfig({});
     assert.equal(config.requestTimeoutMs, 4_000);
     assert.equal(config.databaseStatementTimeoutMs, 3_000);
-    assert.equal(config.databaseConnectTimeoutMs, 2_000);
+    assert.equal(config.databaseConnectTimeoutMs, 1_000);
+    assert.equal(config.tenantConcurrency, undefined, 'meaning half the pool, at least 4');
     assert.equal(config.maxEventLoopDelayMs, 500);
     assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the old generation');
   });
@@ -160,13 +161,15 @@ describe('loadConfig', () => {
     const config = loadConfig({
       FUNIL_REQUEST_TIMEOUT_MS: '2500',
       FUNIL_DB_STATEMENT_TIMEOUT_MS: '20000',
-      FUNIL_DB_CONNECT_TIMEOUT_MS: '1000',
+      FUNIL_DB_CONNECT_TIMEOUT_MS: '1500',
+      FUNIL_TENANT_CONCURRENCY: '12',
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_MAX_HEAP_USED_MB: '512',
     });
     assert.equal(config.requestTimeoutMs, 2_500);
     assert.equal(config.databaseStatementTimeoutMs, 20_000);
-    assert.equal(config.databaseConnectTimeoutMs, 1_000);
+    assert.equal(config.databaseConnectTimeoutMs, 1_500);
+    assert.equal(config.tenantConcurrency, 12);
     assert.equal(config.maxEventLoopDelayMs, 0);
     assert.equal(config.maxHeapUsedMb, 512);
     for (const [variable, value] of [
@@ -175,6 +178,7 @@ describe('loadConfig', () => {
       ['FUNIL_DB_CONNECT_TIMEOUT_MS', '-1'],
       ['FUNIL_MAX_EVENT_LOOP_DELAY_MS', '1.5'],
       ['FUNIL_MAX_HEAP_USED_MB', 'lots'],
+      ['FUNIL_TENANT_CONCURRENCY', '0'],
     ] as const) {
       assert.throws(() => loadConfig({ [variable]: value }), errorNaming(variable), value);
     }

@@ -2,6 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { connectWithinBudget } from './connection-wait.js';
 import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import type { Tables } from './tables.js';
@@ -97,7 +98,7 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
     // Queued on the client before the pool hands it out, so it runs before the first query.
     client.query("set time zone 'UTC'").catch((error) => logger.warn({ err: error }, 'could not set the time zone'));
   });
-  const database = fromPool(pool, 'postgres', async () => {});
+  const database = fromPool(pool, 'postgres', async () => {}, budgetedPool(pool, false));
   return {
     ...database,
     // Ending the pool waits for every connection in use: one stuck on a server that stopped
@@ -137,7 +138,7 @@ async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Log
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, connectionTimeoutMillis: connectTimeoutMs });
   pool.on('error', (error) => logger.warn({ err: error }, 'embedded database connection error'));
   let vacuum: NodeJS.Timeout | undefined;
-  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum), yieldingPool(pool));
+  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum), budgetedPool(pool, true));
   // PGlite runs no autovacuum: without this, dead rows pile up and plans go stale.
   vacuum = setInterval(() => {
     sql`vacuum analyze`.execute(database.db).catch((error) => logger.warn({ err: error }, 'vacuum failed'));
@@ -156,16 +157,17 @@ async function closePglite(pglite: PGlite, lock: DataDirLock, vacuum: NodeJS.Tim
 }
 
 /**
- * PGlite runs each query synchronously on this thread, and pg-pool hands its one connection to the
- * next waiting query within the same tick: a backlog of queries would run back to back without the
- * event loop ever turning (no `/health`, no timers, no timeouts, no signals) for seconds. One yield
- * after each checkout lets the loop turn between queries.
+ * What Kysely takes connections from: the pool, within the request's budget for waiting
+ * (connection-wait.ts). On PGlite, also a yield after each checkout: PGlite runs each query
+ * synchronously on this thread, and pg-pool hands its one connection to the next waiting query
+ * within the same tick, so a backlog of queries would run back to back without the event loop ever
+ * turning (no `/health`, no timers, no timeouts, no signals) for seconds. One yield lets it turn.
  */
-function yieldingPool(pool: pg.Pool): PostgresPool {
+function budgetedPool(pool: pg.Pool, yieldAfterCheckout: boolean): PostgresPool {
   return {
     async connect() {
-      const client = await pool.connect();
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      const client = await connectWithinBudget(() => pool.connect());
+      if (yieldAfterCheckout) await new Promise<void>((resolve) => setImmediate(resolve));
       return client;
     },
     end: () => pool.end(),
@@ -176,7 +178,7 @@ function fromPool(
   pool: pg.Pool,
   backend: Database['backend'],
   close: () => Promise<void>,
-  queryPool: PostgresPool = pool,
+  queryPool: PostgresPool,
 ): Database {
   const db = new Kysely<Tables>({
     dialect: new PostgresDialect({ pool: queryPool }),

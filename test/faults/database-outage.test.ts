@@ -146,7 +146,11 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
   /** One Funil process on that PostgreSQL, for every test that needs one. */
   async function serverOnIt(): Promise<{ server: ServerProcess; token: string }> {
     if (!running) {
-      running = await startServer({ DATABASE_URL: own.url, FUNIL_RATE_LIMIT: '10000000' });
+      running = await startServer({
+        DATABASE_URL: own.url,
+        FUNIL_RATE_LIMIT: '10000000',
+        FUNIL_TENANT_CONCURRENCY: '100000',
+      });
       token = printedToken(running.output());
     }
     assert.ok(token, 'the demo token');
