@@ -120,25 +120,27 @@ async function tenantToken(url: string, name: string): Promise<string> {
   return token.body.token as string;
 }
 
+/** Four workers (the default share of a tenant), each retrying a refused write as Retry-After says. */
 async function seed(url: string, token: string, count: number): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   let next = 0;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: 4 }, async () => {
       while (next < count) {
         const i = next++;
-        const answer = await send(`${url}${LEADS}`, {
-          method: 'POST',
-          agent,
-          headers: { authorization: `Bearer ${token}` },
-          json: {
-            name: `Lead ${i} ${randomBytes(3).toString('hex')}`,
-            email: `lead${i}.${randomBytes(3).toString('hex')}@example.com`,
-            source: SOURCES[i % SOURCES.length],
-            status: STATUSES[i % STATUSES.length],
-            score: i % 101,
-          },
-        });
+        const json = {
+          name: `Lead ${i} ${randomBytes(3).toString('hex')}`,
+          email: `lead${i}.${randomBytes(3).toString('hex')}@example.com`,
+          source: SOURCES[i % SOURCES.length],
+          status: STATUSES[i % STATUSES.length],
+          score: i % 101,
+        };
+        const headers = { authorization: `Bearer ${token}`, 'idempotency-key': `seed-${i}` };
+        let answer = await send(`${url}${LEADS}`, { method: 'POST', agent, headers, json });
+        while (answer.status === 429 || answer.status === 503) {
+          await new Promise((resolve) => setTimeout(resolve, 1000 * Number(answer.headers['retry-after'] ?? 1)));
+          answer = await send(`${url}${LEADS}`, { method: 'POST', agent, headers, json });
+        }
         if (answer.status !== 201) throw new Error(`seeding: ${answer.status} ${JSON.stringify(answer.body)}`);
       }
     }),

@@ -56,7 +56,7 @@ export interface Config {
 /**
  * SPEC §2 wants every answer, a 503 during a database outage included, within 5 s. The request
  * deadline (4 s, FUNIL_REQUEST_TIMEOUT_MS) guarantees it, with a margin for the answer's way out;
- * below it, a query waits at most 1 s for a connection (SPEC §10: bounded waiting) and PostgreSQL
+ * below it, a request waits at most 1 s in all for connections (SPEC §10: bounded waiting) and PostgreSQL
  * cancels a statement after 3 s, so that work whose answer is already lost does not go on.
  */
 const DEFAULT_REQUEST_TIMEOUT_MS = 4_000;

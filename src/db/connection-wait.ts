@@ -17,6 +17,14 @@ export function withConnectionWaitBudget<T>(limitMs: number, work: () => T): T {
   return budgets.run({ leftMs: limitMs }, work);
 }
 
+/**
+ * Runs `work` free of the current request's budget, bound by the pool's own timeout alone: for the
+ * bookkeeping that must happen however long the request waited (recording an idempotent outcome).
+ */
+export function withoutConnectionWaitBudget<T>(work: () => T): T {
+  return budgets.exit(work);
+}
+
 /** Read as pg-pool's own timeout is (`isDatabaseUnavailable`): a 503. */
 export class ConnectionWaitTimeout extends Error {
   constructor() {

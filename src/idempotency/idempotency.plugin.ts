@@ -6,6 +6,7 @@ import type {
   onSendAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { withoutConnectionWaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
@@ -46,8 +47,12 @@ const PURGE_INTERVAL_MS = 60 * 60_000;
 export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   const records = new IdempotencyRepository(db);
 
-  const release = (request: FastifyRequest, claim: Claim) =>
-    records.release(claim).catch((error) => request.log.error({ err: error }, 'could not release an idempotency key'));
+  // Bookkeeping, so outside the request's budget for waiting on connections: a request that spent it
+  // must still record its outcome, or its key would stay "running" until taken over as abandoned.
+  const release = (request: FastifyRequest, owner: KeyOwner) =>
+    withoutConnectionWaitBudget(() => records.release(owner)).catch((error) =>
+      request.log.error({ err: error }, 'could not release an idempotency key'),
+    );
 
   const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
     const key = request.headers[HEADER];
@@ -61,8 +66,7 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     switch (claim.kind) {
       case 'claimed':
         // Answered already (the deadline, while the claim was made): the handler will not run.
-        if (reply.sent)
-          return void (await release(request, { ...owner, handlerRunning: false, outcomePending: false }));
+        if (reply.sent) return void (await release(request, owner));
         request.idempotencyClaim = { ...owner, handlerRunning: false, outcomePending: false };
         return;
       case 'mismatch':
@@ -100,7 +104,7 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   };
 
   const complete = (request: FastifyRequest, claim: Claim, response: StoredResponse) =>
-    records.complete(claim, response).catch((error) => {
+    withoutConnectionWaitBudget(() => records.complete(claim, response)).catch((error) => {
       // The answer itself is right; only its record failed. A retry will wait out the claim, then run again.
       request.log.error({ err: error }, 'could not record the idempotent answer');
     });
