@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { send } from '../test/helpers/http-client.js';
+import { quantile } from '../test/helpers/quantile.js';
 import { freePort, type RunningServer, startServer } from './throughput/server-process.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -222,12 +223,6 @@ function report(samples: Map<string, Sample[]>): void {
   }
 }
 
-function quantile(values: number[], q: number): number | undefined {
-  if (!values.length) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
-function ms(value: number | undefined): string {
-  return value === undefined ? '–' : `${Math.round(value)} ms`;
+function ms(value: number): string {
+  return Number.isNaN(value) ? '–' : `${Math.round(value)} ms`;
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { ApiError } from '../shared/errors.js';
-import type { Text } from '../shared/messages.js';
+import { tooManyRequests } from '../shared/errors.js';
+import { messages } from '../shared/messages.js';
 import { principalOf } from './authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from './route-hooks.js';
 
@@ -20,11 +20,6 @@ const RETRY_AFTER_SECONDS = 1;
 export function defaultTenantConcurrency(poolSize: number): number {
   return Math.max(4, Math.ceil(poolSize / 2));
 }
-
-const tenantBusy: Text = {
-  pt: 'Esta conta já tem o máximo de requisições em andamento. Tente novamente em 1 s.',
-  en: 'This account already has as many requests in progress as it may. Try again in 1 s.',
-};
 
 /**
  * SPEC §10, fair share: at most `perTenant` requests of one tenant at once on this instance, each
@@ -50,9 +45,7 @@ export function capTenantConcurrency(app: FastifyInstance, perTenant: number): v
   const admit: onRequestAsyncHookHandler = async (request, reply) => {
     const { tenantId } = principalOf(request);
     if ((inUse.get(tenantId) ?? 0) >= perTenant) {
-      throw new ApiError(429, 'rate_limited', tenantBusy, undefined, undefined, {
-        'retry-after': String(RETRY_AFTER_SECONDS),
-      });
+      throw tooManyRequests(messages.tenantBusy(RETRY_AFTER_SECONDS), RETRY_AFTER_SECONDS);
     }
     take(tenantId);
     const hold: Hold = { tenantId, refs: 1 };

@@ -48,6 +48,10 @@ export const conflict = (text: Text, extra?: Record<string, unknown>, readScope?
 
 export const preconditionFailed = () => new ApiError(412, 'precondition_failed', messages.preconditionFailed);
 
+/** A 429 that says when to come back (SPEC §10). */
+export const tooManyRequests = (text: Text, retryAfterSeconds: number) =>
+  new ApiError(429, 'rate_limited', text, undefined, undefined, { 'retry-after': String(retryAfterSeconds) });
+
 export const serviceUnavailable = (text: Text = messages.serviceUnavailable, retryAfterSeconds = 5) =>
   new ApiError(503, 'service_unavailable', text, undefined, undefined, {
     'retry-after': String(retryAfterSeconds),

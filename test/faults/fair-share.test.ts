@@ -3,6 +3,7 @@ import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { type HttpAnswer, send } from '../helpers/http-client.js';
+import { quantile } from '../helpers/quantile.js';
 import { API, TestContext, type TestTenant } from '../helpers/test-app.js';
 
 /** The lists that read the most rows of a large tenant (SPEC §10: "its most expensive lists"). */
@@ -13,9 +14,6 @@ const EXPENSIVE_LISTS = [
   '/leads?source=site-1&limit=1000',
 ];
 const FLOOD_MS = 3_000;
-
-const quantile = (values: number[], q: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))] ?? Number.NaN;
 
 /** `count` leads of every source (site-0…4), status and score, straight into the database. */
 async function seedLeads(ctx: TestContext, tenant: TestTenant, count: number): Promise<void> {
