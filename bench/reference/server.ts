@@ -9,6 +9,7 @@
  *   REFERENCE_TENANT_ID, REFERENCE_TOKEN_ID (the `created_by` of new leads), PORT, HOST
  */
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -95,7 +96,7 @@ async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> 
       close: () => pool.end(),
     };
   }
-  const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), { extensions: { pg_trgm } });
+  const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), { extensions: { pg_trgm, btree_gin } });
   return {
     query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,
     close: () => pglite.close(),

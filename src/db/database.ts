@@ -119,16 +119,17 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
 
 async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Logger): Promise<Database> {
   // Loaded only in embedded mode: a server on PostgreSQL never needs it.
-  const [{ PGlite }, { pg_trgm }, { createPgConfig }] = await Promise.all([
+  const [{ PGlite }, { pg_trgm }, { btree_gin }, { createPgConfig }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('@electric-sql/pglite/contrib/btree_gin'),
     import('@electric-sql/pglite/node-postgres'),
   ]);
   await preparePrivateDir(dataDir, logger);
   const lock = await acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+    pglite = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } });
   } catch (error) {
     await lock.release();
     throw error;
