@@ -83,7 +83,7 @@ try {
           // A cursor 60% into the tenant's filtered rows, found by walking the real query.
           let after: { value: string | number; id: string } | undefined;
           if (deep) {
-            const all = await leads.list(recorded, tenant.id, filters, { key, descending, limit: 20_000 });
+            const { items: all } = await leads.list(recorded, tenant.id, filters, { key, descending, limit: 20_000 });
             const row = all[Math.floor(all.length * 0.6)];
             if (row === undefined) continue;
             after = { value: key.valueOf(row), id: row._id };

@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { customerRoutes } from './customers/customer.routes.js';
 import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
+import { defaultListScanRows } from './db/scan-window.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
@@ -132,8 +133,9 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       capTenantConcurrency(external, config.tenantConcurrency ?? defaultTenantConcurrency(database.stats().max));
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
-      await external.register(leadRoutes, { db: database.db, config, cursors });
-      await external.register(customerRoutes, { db: database.db, cursors });
+      const listScanRows = config.listScanRows ?? defaultListScanRows(database.backend);
+      await external.register(leadRoutes, { db: database.db, config, cursors, listScanRows });
+      await external.register(customerRoutes, { db: database.db, cursors, listScanRows });
     },
     { prefix: EXTERNAL_PREFIX },
   );

@@ -41,6 +41,8 @@ export interface Config {
   readonly trustProxy: false | number | readonly string[];
   /** Requests of one tenant in progress at once on this instance (SPEC §10: fair share); undefined: from the pool. */
   readonly tenantConcurrency: number | undefined;
+  /** The most rows a filtered list page reads; unset: 50,000 on the embedded database, no bound on PostgreSQL. */
+  readonly listScanRows: number | undefined;
   /** Requests per minute per token on the external API (SPEC §10). */
   readonly rateLimit: number;
   /** Requests per minute per client address on the admin API. */
@@ -97,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env.FUNIL_TRUST_PROXY),
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
+    listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
     adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
     redisUrl: nonEmpty(env.REDIS_URL),
     metricsToken: metricsToken(env.FUNIL_METRICS_TOKEN, adminToken),

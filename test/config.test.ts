@@ -153,6 +153,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseStatementTimeoutMs, 3_000);
     assert.equal(config.databaseConnectTimeoutMs, 1_000);
     assert.equal(config.tenantConcurrency, undefined, 'meaning half the pool, at least 4');
+    assert.equal(config.listScanRows, undefined, 'meaning 50,000 on the embedded database, no bound on PostgreSQL');
     assert.equal(config.maxEventLoopDelayMs, 500);
     assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the old generation');
   });
@@ -163,6 +164,7 @@ describe('loadConfig', () => {
       FUNIL_DB_STATEMENT_TIMEOUT_MS: '20000',
       FUNIL_DB_CONNECT_TIMEOUT_MS: '1500',
       FUNIL_TENANT_CONCURRENCY: '12',
+      FUNIL_LIST_SCAN_ROWS: '200000',
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_MAX_HEAP_USED_MB: '512',
     });
@@ -170,6 +172,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseStatementTimeoutMs, 20_000);
     assert.equal(config.databaseConnectTimeoutMs, 1_500);
     assert.equal(config.tenantConcurrency, 12);
+    assert.equal(config.listScanRows, 200_000);
     assert.equal(config.maxEventLoopDelayMs, 0);
     assert.equal(config.maxHeapUsedMb, 512);
     for (const [variable, value] of [
@@ -179,6 +182,7 @@ describe('loadConfig', () => {
       ['FUNIL_MAX_EVENT_LOOP_DELAY_MS', '1.5'],
       ['FUNIL_MAX_HEAP_USED_MB', 'lots'],
       ['FUNIL_TENANT_CONCURRENCY', '0'],
+      ['FUNIL_LIST_SCAN_ROWS', '5'],
     ] as const) {
       assert.throws(() => loadConfig({ [variable]: value }), errorNaming(variable), value);
     }

@@ -24,7 +24,7 @@ export const CUSTOMER_EMAIL_KEY = 'customers_tenant_email_key';
 
 /** The customers of each tenant: every statement takes the tenant first (RecordStore). */
 export class CustomerRepository extends RecordStore {
-  constructor(db: Db) {
+  constructor(db: Db, scanRows?: number) {
     super(db, {
       table: 'customers',
       columns: customerFields.rowColumns,
@@ -40,6 +40,7 @@ export class CustomerRepository extends RecordStore {
       },
       filters: { ...RECORD_FILTERS, type: { column: 'type', operator: '=' } },
       searchColumns: SEARCH_COLUMNS,
+      scanRows,
     });
   }
 

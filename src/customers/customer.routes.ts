@@ -11,13 +11,15 @@ import { CustomerService } from './customer.service.js';
 interface CustomerRoutesOptions {
   db: Db;
   cursors: CursorCodec;
+  /** The most rows a filtered list page reads (RecordStore.list). */
+  listScanRows: number | undefined;
 }
 
-export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (app, { db, cursors }) => {
+export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (app, { db, cursors, listScanRows }) => {
   registerRecordRoutes(app, {
     db,
     cursors,
-    service: new CustomerService(db),
+    service: new CustomerService(db, listScanRows),
     path: 'customers',
     noun: 'Customer',
     scopes: { read: 'customers:read', write: 'customers:write' },

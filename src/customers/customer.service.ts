@@ -23,7 +23,9 @@ export type CustomerObject = RecordObject<CustomerFieldTable>;
 export class CustomerService extends RecordService<CustomerFieldTable, CustomerListKeys> {
   readonly #customers: CustomerRepository;
 
-  constructor(db: Db, customers = new CustomerRepository(db)) {
+  /** `scanRows`: the most rows a filtered list page reads (RecordStore.list). */
+  constructor(db: Db, scanRows?: number) {
+    const customers = new CustomerRepository(db, scanRows);
     super(customers, customerFields, customerMessages.customerNotFound, CUSTOMER_STATUSES);
     this.#customers = customers;
   }

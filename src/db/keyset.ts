@@ -25,6 +25,15 @@ export interface KeysetPage<Row> {
 }
 
 /**
+ * A list page's rows: up to one more than the page (which says another page exists), and where to
+ * resume when the page stopped at its scan bound before finding them (RecordStore.list).
+ */
+export interface ListedRows<Item> {
+  readonly items: Item[];
+  readonly resumeAfter?: Item | undefined;
+}
+
+/**
  * Keyset paging (SPEC §6): order by (sort value, id) and start strictly after the previous page's
  * last row, a row comparison that PostgreSQL answers with one index range scan. Never OFFSET.
  * Asks for one row more than the page, which tells whether another page exists.

@@ -1,10 +1,20 @@
-import { type Compilable, type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import {
+  type AliasableExpression,
+  type Compilable,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import { newId } from '../shared/ids.js';
 import type { Db } from './database.js';
 import { type KeysetPage, keysetPage, rowsAsNamed } from './keyset.js';
 import { containsPattern } from './like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, versionIn } from './precondition.js';
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
+import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 
 /** A row as a read or a write returns it: its columns by (camelCase) name, the id and the version among them. */
 export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
@@ -15,6 +25,8 @@ export interface FilterSpec {
   readonly operator: '=' | '>=' | '<=' | 'in';
   /** The value is an ISO 8601 text compared with a timestamp column. */
   readonly timestamp?: boolean;
+  /** It matches a handful of rows through an index of its own (an e-mail): no scan bound needed. */
+  readonly narrow?: boolean;
 }
 
 export interface RecordStoreOptions {
@@ -34,6 +46,8 @@ export interface RecordStoreOptions {
   readonly filters: Readonly<Record<string, FilterSpec>>;
   /** The columns `q` searches (SPEC §6: a case-insensitive substring). */
   readonly searchColumns: readonly string[];
+  /** The most rows a filtered list page may read (LargeTenants, scanWindowPage); unset reads as many as it takes. */
+  readonly scanRows?: number | undefined;
 }
 
 export interface WriteOptions {
@@ -68,9 +82,11 @@ export class RecordStore {
   readonly #insert: PreparedQuery<Key & Record<string, unknown>, StoredRow>;
   readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
+  readonly #largeTenants: LargeTenants | undefined;
 
   constructor(db: Db, options: RecordStoreOptions) {
     this.#options = options;
+    this.#largeTenants = options.scanRows === undefined ? undefined : new LargeTenants(options.table, options.scanRows);
     // The table and columns are this store's own (a resource's), not Kysely's static types.
     const any = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     const { table, columns } = options;
@@ -165,42 +181,52 @@ export class RecordStore {
 
   /**
    * The one place lists are queried: the tenant, the filters, then a keyset page (SPEC §6). Rows
-   * keep the names the SQL gives them (see rowsAsNamed).
+   * keep the names the SQL gives them (see rowsAsNamed). With `scanRows` set, a filtered page of a
+   * tenant with more rows than that reads at most that many (scanWindowPage), unless a narrow
+   * filter already bounds it.
    */
-  list<Item>(
+  async list<Item>(
     handle: Db,
     tenantId: string,
     selection: readonly unknown[],
     filters: object,
     page: KeysetPage<Item>,
-  ): Promise<Record<string, unknown>[]> {
+  ): Promise<ListRows> {
     const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    const query = any
-      .selectFrom(this.#options.table)
-      .select(selection as never)
-      .where('tenantId', '=', tenantId);
-    return rowsAsNamed(handle, keysetPage(this.#filtered(query, filters), page));
+    const tenantRows = any.selectFrom(this.#options.table).where('tenantId', '=', tenantId);
+    const given = Object.entries(filters).filter(([, value]) => value !== undefined);
+    if (given.length === 0) return this.#page(handle, tenantRows.select(selection as never), page);
+    const matches: Condition = (eb) => eb.and(given.map(([name, value]) => this.#condition(eb, name, value)));
+    const { scanRows } = this.#options;
+    const bounded =
+      scanRows !== undefined &&
+      this.#largeTenants !== undefined &&
+      !given.some(([name]) => this.#options.filters[name]?.narrow) &&
+      (await this.#largeTenants.has(handle, tenantId));
+    if (!bounded) return this.#page(handle, tenantRows.select(selection as never).where(matches), page);
+    return scanWindowPage(handle, tenantRows, selection, matches, page, scanRows);
   }
 
-  #filtered<Q extends SelectQueryBuilder<Record<string, Record<string, unknown>>, string, object>>(
-    query: Q,
-    filters: object,
-  ): Q {
-    let filtered = query;
-    for (const [name, value] of Object.entries(filters)) {
-      if (value === undefined) continue;
-      if (name === 'q') {
-        const pattern = containsPattern(value as string);
-        filtered = filtered.where((eb) =>
-          eb.or(this.#options.searchColumns.map((column) => eb(column, 'ilike', pattern))),
-        ) as Q;
-        continue;
-      }
-      const spec = this.#options.filters[name];
-      if (!spec) throw new Error(`${this.#options.table}: no filter named ${name}`);
-      filtered = filtered.where(spec.column, spec.operator, spec.timestamp ? new Date(value as string) : value) as Q;
+  async #page<Item>(
+    handle: Db,
+    query: SelectQueryBuilder<Record<string, Record<string, unknown>>, string, object>,
+    page: KeysetPage<Item>,
+  ): Promise<ListRows> {
+    return { rows: await rowsAsNamed(handle, keysetPage(query, page)) };
+  }
+
+  #condition(
+    eb: ExpressionBuilder<Record<string, Record<string, unknown>>, string>,
+    name: string,
+    value: unknown,
+  ): AliasableExpression<SqlBool> {
+    if (name === 'q') {
+      const pattern = containsPattern(value as string);
+      return eb.or(this.#options.searchColumns.map((column) => eb(column, 'ilike', pattern)));
     }
-    return filtered;
+    const spec = this.#options.filters[name];
+    if (!spec) throw new Error(`${this.#options.table}: no filter named ${name}`);
+    return eb(spec.column, spec.operator, spec.timestamp ? new Date(value as string) : value);
   }
 }
 

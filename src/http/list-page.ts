@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { fitsSortKey, type KeysetPage, type SortKey } from '../db/keyset.js';
+import { fitsSortKey, type KeysetPage, type ListedRows, type SortKey } from '../db/keyset.js';
 import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { type CursorCodec, cursorBinding } from './cursor.js';
@@ -14,7 +14,7 @@ export interface ListRequest<Item> {
   cursor: string | undefined;
   /** The filters as the client sent them, normalised: a cursor is valid only for the same ones. */
   filters: object;
-  fetch(page: KeysetPage<Item>): Promise<Item[]>;
+  fetch(page: KeysetPage<Item>): Promise<ListedRows<Item>>;
 }
 
 /** Runs one keyset page and, when more rows follow, sets the next-page headers. */
@@ -29,10 +29,17 @@ export async function listPage<Item extends { _id: string }>(
   if (after && !fitsSortKey(after, list.key as SortKey<unknown>)) {
     throw validationFailed([{ field: 'cursor', message: fieldMessage('cursor', fieldMessages.invalid()) }]);
   }
-  const items = await list.fetch({ key: list.key, descending: list.descending, limit: list.limit, after });
-  if (items.length <= list.limit) return items;
-  const page = items.slice(0, list.limit);
-  const last = page[page.length - 1] as Item;
-  setNextPage(request, reply, await cursors.encode({ value: list.key.valueOf(last), id: last._id }, binding));
+  const { items, resumeAfter } = await list.fetch({
+    key: list.key,
+    descending: list.descending,
+    limit: list.limit,
+    after,
+  });
+  const page = items.length > list.limit ? items.slice(0, list.limit) : items;
+  // More rows follow the page, or the page stopped at its scan bound: resume after what it read.
+  const last = items.length > list.limit ? page[page.length - 1] : resumeAfter;
+  if (last) {
+    setNextPage(request, reply, await cursors.encode({ value: list.key.valueOf(last), id: last._id }, binding));
+  }
   return page;
 }

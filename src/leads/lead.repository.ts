@@ -31,7 +31,7 @@ export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListItem>> = {
 };
 
 /** The leads of each tenant: every statement takes the tenant first (RecordStore). */
-export function leadStore(db: Db, fields: LeadFields): RecordStore {
+export function leadStore(db: Db, fields: LeadFields, scanRows?: number): RecordStore {
   return new RecordStore(db, {
     table: 'leads',
     columns: fields.rowColumns,
@@ -43,5 +43,6 @@ export function leadStore(db: Db, fields: LeadFields): RecordStore {
       scoreMax: { column: 'score', operator: '<=' },
     },
     searchColumns: SEARCH_COLUMNS,
+    scanRows,
   });
 }

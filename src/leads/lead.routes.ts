@@ -14,16 +14,18 @@ interface LeadRoutesOptions {
   db: Db;
   config: Config;
   cursors: CursorCodec;
+  /** The most rows a filtered list page reads (RecordStore.list). */
+  listScanRows: number | undefined;
 }
 
-export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { db, config, cursors }) => {
+export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { db, config, cursors, listScanRows }) => {
   const statuses = config.leadStatuses;
   const fields = leadFields(statuses);
   const schemas = leadSchemas(statuses, fields);
   registerRecordRoutes(app, {
     db,
     cursors,
-    service: new LeadService(db, statuses, fields),
+    service: new LeadService(db, statuses, { fields, scanRows: listScanRows }),
     path: 'leads',
     noun: 'Lead',
     scopes: { read: 'leads:read', write: 'leads:write' },

@@ -5,7 +5,7 @@ import { type Actor, RecordService, type Stored } from '../records/record.servic
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import { type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
+import { type LeadFields, type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
 import { leadMessages } from './lead.messages.js';
 import { leadStore } from './lead.repository.js';
 
@@ -13,10 +13,18 @@ export type CreateLeadInput = CreateInput<LeadFieldTable>;
 export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
 export type LeadObject = RecordObject<LeadFieldTable>;
 
+export interface LeadServiceOptions {
+  /** The field table, when the caller built it already (the routes share it with the schemas). */
+  fields?: LeadFields;
+  /** The most rows a filtered list page reads (RecordStore.list). */
+  scanRows?: number | undefined;
+}
+
 /** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
 export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
-  constructor(db: Db, statuses: readonly string[], fields = leadFields(statuses)) {
-    super(leadStore(db, fields), fields, leadMessages.leadNotFound, statuses);
+  constructor(db: Db, statuses: readonly string[], options: LeadServiceOptions = {}) {
+    const fields = options.fields ?? leadFields(statuses);
+    super(leadStore(db, fields, options.scanRows), fields, leadMessages.leadNotFound, statuses);
   }
 
   async create(handle: Db, actor: Actor, input: CreateLeadInput): Promise<Stored<LeadObject>> {

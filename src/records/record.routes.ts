@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Scope } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
-import type { KeysetPage, SortKey } from '../db/keyset.js';
+import type { KeysetPage, ListedRows, SortKey } from '../db/keyset.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
@@ -14,7 +14,7 @@ import type { Actor, Stored } from './record.service.js';
 
 /** What the routes of a resource call: its service (leads, customers). */
 export interface RecordRouteService<Item extends { _id: string }> {
-  list(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<Item[]>;
+  list(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<ListedRows<Item>>;
   find(handle: Db, tenantId: string, id: string): Promise<Stored<unknown>>;
   create(handle: Db, actor: Actor, input: never): Promise<Stored<unknown>>;
   update(handle: Db, tenantId: string, id: string, input: never, expected?: ExpectedVersions): Promise<Stored<unknown>>;
@@ -78,7 +78,9 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         summary: `List ${resource.path}`,
         description:
           `A page of ${resource.path}, newest first unless \`sort\` says otherwise. While more rows exist, the answer ` +
-          'carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`.',
+          'carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of ' +
+          'rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next ' +
+          'cursor; follow it until the headers are absent.',
         tags,
         querystring: schemas.listQuery,
         response: { 200: schemas.list, ...errorResponses(400, 403) },

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import type { KeysetPage } from '../db/keyset.js';
+import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
 import { notFound, preconditionFailed, validationFailed } from '../shared/errors.js';
@@ -46,9 +46,12 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     tenantId: string,
     filters: object,
     page: KeysetPage<Item>,
-  ): Promise<ReturnType<Fields<F, L>['toListItem']>[]> {
-    const rows = await this.store.list(handle, tenantId, this.fields.listSelection, filters, page);
-    return rows.map((row) => this.fields.toListItem(row));
+  ): Promise<ListedRows<ReturnType<Fields<F, L>['toListItem']>>> {
+    const { rows, resumeAfter } = await this.store.list(handle, tenantId, this.fields.listSelection, filters, page);
+    return {
+      items: rows.map((row) => this.fields.toListItem(row)),
+      resumeAfter: resumeAfter && this.fields.toListItem(resumeAfter),
+    };
   }
 
   setStatus(

@@ -11,7 +11,7 @@ export const RECORD_SORT_KEYS = {
 /** The filters every list has (SPEC §6), by their name in the query string; `q` is the search. */
 export const RECORD_FILTERS = {
   statuses: { column: 'status', operator: 'in' },
-  email: { column: 'email', operator: '=' },
+  email: { column: 'email', operator: '=', narrow: true },
   updatedSince: { column: 'updatedAt', operator: '>=', timestamp: true },
   createdSince: { column: 'createdAt', operator: '>=', timestamp: true },
 } as const;

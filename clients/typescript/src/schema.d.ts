@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * List leads
-         * @description A page of leads, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`.
+         * @description A page of leads, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next cursor; follow it until the headers are absent.
          *
          *     Needs the scope `leads:read`.
          */
@@ -83,7 +83,7 @@ export interface paths {
         };
         /**
          * List customers
-         * @description A page of customers, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`.
+         * @description A page of customers, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next cursor; follow it until the headers are absent.
          *
          *     Needs the scope `customers:read`.
          */
