@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { recordFields } from '../records/record-fields.js';
-import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
+import { ExternalId, Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
 export const CUSTOMER_STATUSES = ['active', 'inactive', 'blocked'] as const;
 export const CUSTOMER_TYPES = ['individual', 'company'] as const;
@@ -41,6 +41,7 @@ const CUSTOMER_FIELD_TABLE = {
   },
   autoPayment: { read: Type.Boolean(), write: Type.Boolean(), default: false },
   notes: { read: Nullable(Type.String()), write: Nullable(Type.String({ maxLength: 10_000 })), default: null },
+  externalId: { read: Nullable(Type.String()), write: ExternalId, default: null },
   createdAt: { read: Timestamp, storage: 'timestamp' },
   updatedAt: { read: Timestamp, storage: 'timestamp' },
 } as const;

@@ -20,6 +20,7 @@ export function customerListRequest(query: CustomerListQuery) {
     statuses: statusList(query.status, CUSTOMER_STATUSES),
     type: query.type,
     email: query.email,
+    externalId: query.externalId,
     q: query.q,
     updatedSince: query.updatedSince,
     createdSince: query.createdSince,

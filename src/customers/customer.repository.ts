@@ -10,6 +10,7 @@ export interface CustomerFilters {
   statuses?: string[] | undefined;
   type?: string | undefined;
   email?: string | undefined;
+  externalId?: string | undefined;
   q?: string | undefined;
   updatedSince?: string | undefined;
   createdSince?: string | undefined;
@@ -21,6 +22,8 @@ export const CUSTOMER_SORT_KEYS: Record<CustomerSortField, SortKey<Customer>> = 
 
 /** The unique index behind SPEC §4's "unique per tenant". */
 export const CUSTOMER_EMAIL_KEY = 'customers_tenant_email_key';
+/** SPEC §13: an external id is unique per tenant and resource. */
+export const CUSTOMER_EXTERNAL_ID_KEY = 'customers_tenant_external_id_key';
 
 /** The customers of each tenant: every statement takes the tenant first (RecordStore). */
 export class CustomerRepository extends RecordStore {
@@ -42,15 +45,5 @@ export class CustomerRepository extends RecordStore {
       searchColumns: SEARCH_COLUMNS,
       scanRows,
     });
-  }
-
-  async findIdByEmail(handle: Db, tenantId: string, email: string): Promise<string | undefined> {
-    const row = await handle
-      .selectFrom('customers')
-      .select('id')
-      .where('tenantId', '=', tenantId)
-      .where('email', '=', email)
-      .executeTakeFirst();
-    return row?.id;
   }
 }

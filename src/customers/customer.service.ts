@@ -1,9 +1,8 @@
 import type { Db } from '../db/database.js';
-import { isUniqueViolation } from '../db/errors.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import { type Actor, RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
-import { conflict, validationFailed } from '../shared/errors.js';
+import { validationFailed } from '../shared/errors.js';
 import { truncate } from '../shared/fields.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import {
@@ -13,7 +12,7 @@ import {
   customerFields,
 } from './customer.fields.js';
 import { customerMessages } from './customer.messages.js';
-import { CUSTOMER_EMAIL_KEY, CustomerRepository } from './customer.repository.js';
+import { CUSTOMER_EMAIL_KEY, CUSTOMER_EXTERNAL_ID_KEY, CustomerRepository } from './customer.repository.js';
 
 export type CreateCustomerInput = CreateInput<CustomerFieldTable>;
 export type UpdateCustomerInput = UpdateInput<CustomerFieldTable>;
@@ -21,13 +20,24 @@ export type CustomerObject = RecordObject<CustomerFieldTable>;
 
 /** Every rule of a customer write (SPEC §4): defaults, names from parts, a unique e-mail, at most 2 decimals. */
 export class CustomerService extends RecordService<CustomerFieldTable, CustomerListKeys> {
-  readonly #customers: CustomerRepository;
-
   /** `scanRows`: the most rows a filtered list page reads (RecordStore.list). */
   constructor(db: Db, scanRows?: number) {
-    const customers = new CustomerRepository(db, scanRows);
-    super(customers, customerFields, customerMessages.customerNotFound, CUSTOMER_STATUSES);
-    this.#customers = customers;
+    super(new CustomerRepository(db, scanRows), customerFields, customerMessages.customerNotFound, CUSTOMER_STATUSES, [
+      {
+        field: 'email',
+        column: 'email',
+        constraint: CUSTOMER_EMAIL_KEY,
+        text: customerMessages.customerEmailTaken,
+        readScope: 'customers:read',
+      },
+      {
+        field: 'externalId',
+        column: 'externalId',
+        constraint: CUSTOMER_EXTERNAL_ID_KEY,
+        text: customerMessages.customerExternalIdTaken,
+        readScope: 'customers:read',
+      },
+    ]);
   }
 
   create(handle: Db, actor: Actor, input: CreateCustomerInput): Promise<Stored<CustomerObject>> {
@@ -49,18 +59,6 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
     }
     const fromParts = 'firstName' in changes || 'lastName' in changes;
     return this.write(handle, tenantId, id, changes, { expected, derived: fromParts ? ['nameFromParts'] : [] });
-  }
-
-  /** A taken e-mail is a 409 naming the customer that holds it, to a caller who may read customers (SPEC §2, §4). */
-  protected override async constraintError(
-    error: unknown,
-    handle: Db,
-    tenantId: string,
-    values: Readonly<Record<string, unknown>>,
-  ): Promise<unknown> {
-    if (typeof values.email !== 'string' || !isUniqueViolation(error, CUSTOMER_EMAIL_KEY)) return error;
-    const existingId = await this.#customers.findIdByEmail(handle, tenantId, values.email);
-    return conflict(customerMessages.customerEmailTaken, existingId ? { existingId } : undefined, 'customers:read');
   }
 }
 

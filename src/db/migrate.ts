@@ -6,6 +6,7 @@ import * as versionsIdempotency from './migrations/2026-11-21T1400-versions-idem
 import * as idempotencyPerToken from './migrations/2026-11-24T1000-idempotency-per-token.js';
 import * as filterIndexes from './migrations/2026-11-24T1100-filter-indexes.js';
 import * as tenantTrigramIndexes from './migrations/2026-11-24T1200-tenant-trigram-indexes.js';
+import * as externalIds from './migrations/2026-11-24T1300-external-ids.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24T1000-idempotency-per-token': idempotencyPerToken,
   '2026-11-24T1100-filter-indexes': filterIndexes,
   '2026-11-24T1200-tenant-trigram-indexes': tenantTrigramIndexes,
+  '2026-11-24T1300-external-ids': externalIds,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

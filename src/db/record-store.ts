@@ -168,6 +168,18 @@ export class RecordStore {
     );
   }
 
+  /** The id of the tenant's record whose `column` holds `value` (a unique field: an e-mail, an external id). */
+  async findIdBy(handle: Db, tenantId: string, column: string, value: unknown): Promise<string | undefined> {
+    const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const row = await any
+      .selectFrom(this.#options.table)
+      .select('id')
+      .where('tenantId', '=', tenantId)
+      .where(column, '=', value)
+      .executeTakeFirst();
+    return row?.id as string | undefined;
+  }
+
   /** Deletes in one statement, the If-Match condition included; false when the record is not in the tenant. */
   async delete(handle: Db, tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
     const statement = this.#delete.for(expected !== undefined);

@@ -39,6 +39,8 @@ export interface LeadTable {
   score: number;
   lastContact: NullableTimestamp;
   notes: string | null;
+  externalId: string | null;
+  customerId: string | null;
   createdBy: string;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
@@ -58,6 +60,7 @@ export interface CustomerTable {
   value: Money;
   autoPayment: boolean;
   notes: string | null;
+  externalId: string | null;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
   version: Generated<number>;

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { recordFields } from '../records/record-fields.js';
-import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
+import { ExternalId, Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
 const Id = Type.String({ format: 'uuid' });
 
@@ -46,6 +46,12 @@ function leadFieldTable(statuses: readonly string[]) {
       storage: 'timestamp',
     },
     notes: { read: Nullable(Type.String()), write: Nullable(Type.String({ maxLength: 10_000 })), default: null },
+    externalId: { read: Nullable(Type.String()), write: ExternalId, default: null },
+    customerId: {
+      read: Nullable(
+        Type.String({ format: 'uuid', description: 'The customer this lead was converted to (SPEC §13).' }),
+      ),
+    },
     tenant: { read: Id, column: 'tenantId' },
     createdBy: { read: Id },
     createdAt: { read: Timestamp, storage: 'timestamp' },

@@ -29,6 +29,7 @@ export function leadListRequest(query: LeadListQuery, statuses: readonly string[
     statuses: statusList(query.status, statuses),
     source: query.source,
     email: query.email,
+    externalId: query.externalId,
     q: query.q,
     updatedSince: query.updatedSince,
     createdSince: query.createdSince,

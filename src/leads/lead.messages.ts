@@ -10,4 +10,8 @@ export const leadMessages = {
     en: 'An e-mail or a phone is needed.',
   },
   leadNotFound: { pt: 'Lead não encontrado.', en: 'Lead not found.' },
+  leadExternalIdTaken: {
+    pt: 'Já existe um lead com este externalId.',
+    en: 'A lead with this externalId already exists.',
+  },
 } as const satisfies Record<string, Text>;

@@ -10,6 +10,7 @@ export interface LeadFilters {
   statuses?: string[] | undefined;
   source?: string | undefined;
   email?: string | undefined;
+  externalId?: string | undefined;
   q?: string | undefined;
   updatedSince?: string | undefined;
   createdSince?: string | undefined;
@@ -29,6 +30,9 @@ export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListItem>> = {
     valueOf: (item) => item.lastContact ?? '-infinity',
   },
 };
+
+/** SPEC §13: an external id is unique per tenant and resource. */
+export const LEAD_EXTERNAL_ID_KEY = 'leads_tenant_external_id_key';
 
 /** The leads of each tenant: every statement takes the tenant first (RecordStore). */
 export function leadStore(db: Db, fields: LeadFields, scanRows?: number): RecordStore {

@@ -41,7 +41,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { d
     listRequest: (query) => leadListRequest(query as LeadListQuery, statuses),
     sortKeys: LEAD_SORT_KEYS,
     statusSummary: 'Move a lead to another pipeline stage',
-    conflicts: false,
+    conflicts: true,
     requiredFieldText: leadMessages.leadRequired,
   });
 };

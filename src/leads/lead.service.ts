@@ -7,7 +7,7 @@ import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { type LeadFields, type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
 import { leadMessages } from './lead.messages.js';
-import { leadStore } from './lead.repository.js';
+import { LEAD_EXTERNAL_ID_KEY, leadStore } from './lead.repository.js';
 
 export type CreateLeadInput = CreateInput<LeadFieldTable>;
 export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
@@ -24,7 +24,15 @@ export interface LeadServiceOptions {
 export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   constructor(db: Db, statuses: readonly string[], options: LeadServiceOptions = {}) {
     const fields = options.fields ?? leadFields(statuses);
-    super(leadStore(db, fields, options.scanRows), fields, leadMessages.leadNotFound, statuses);
+    super(leadStore(db, fields, options.scanRows), fields, leadMessages.leadNotFound, statuses, [
+      {
+        field: 'externalId',
+        column: 'externalId',
+        constraint: LEAD_EXTERNAL_ID_KEY,
+        text: leadMessages.leadExternalIdTaken,
+        readScope: 'leads:read',
+      },
+    ]);
   }
 
   async create(handle: Db, actor: Actor, input: CreateLeadInput): Promise<Stored<LeadObject>> {
@@ -52,8 +60,14 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   }
 
   /** The database checks "an e-mail or a phone" on the row as updated, in the same statement. */
-  protected override async constraintError(error: unknown): Promise<unknown> {
-    if (!isCheckViolation(error, 'leads_contact_required')) return error;
+  protected override async constraintError(
+    error: unknown,
+    handle: Db,
+    tenantId: string,
+    values: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> {
+    if (!isCheckViolation(error, 'leads_contact_required'))
+      return super.constraintError(error, handle, tenantId, values);
     return validationFailed(
       [{ field: 'email', message: fieldMessage('email', fieldMessages.required()) }],
       leadMessages.leadContactRequired,

@@ -27,6 +27,9 @@ export function listQueryFields<const F extends readonly string[]>(sortFields: F
     email: Type.Optional(
       TrimmedString({ minLength: 1, maxLength: 254, lowercase: true, description: 'Exact e-mail, any case.' }),
     ),
+    externalId: Type.Optional(
+      TrimmedString({ minLength: 1, maxLength: 200, description: "Exact externalId: your system's own id." }),
+    ),
     q: Type.Optional(
       TrimmedString({
         minLength: 3,

@@ -1,10 +1,22 @@
 import type { Db } from '../db/database.js';
+import { isUniqueViolation } from '../db/errors.js';
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
-import { notFound, preconditionFailed, validationFailed } from '../shared/errors.js';
+import { conflict, notFound, preconditionFailed, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
 import type { FieldTable, RecordObject, recordFields } from './record-fields.js';
+
+/** A field unique per tenant (SPEC §4, §13), and what a clash on it answers. */
+export interface UniqueField {
+  readonly field: string;
+  readonly column: string;
+  /** The unique index that refuses the clash. */
+  readonly constraint: string;
+  readonly text: Text;
+  /** Only a caller with this scope learns the holder's id (SPEC §2). */
+  readonly readScope: string;
+}
 
 /** Who makes a change: the token, and the tenant it belongs to. */
 export interface Actor {
@@ -33,6 +45,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     private readonly notFoundText: Text,
     /** The statuses a record may take (FUNIL_LEAD_STATUSES for leads, SPEC §3 and §4). */
     private readonly statuses: readonly string[],
+    /** The fields unique per tenant: the index that says so, the 409's text, the scope that may learn the holder. */
+    private readonly uniqueFields: readonly UniqueField[],
   ) {}
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
@@ -110,16 +124,20 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   }
 
   /**
-   * The SPEC §2 error for a constraint the database refused a write for (a taken e-mail, a row left
-   * without contact); any other error as it came.
+   * The SPEC §2 error for a constraint the database refused a write for: a unique field another
+   * record holds is a 409 naming that record, to a caller who may read it (SPEC §2, §4, §13).
+   * Resources add their own (a lead left without contact); any other error comes back as it came.
    */
   protected async constraintError(
     error: unknown,
-    _handle: Db,
-    _tenantId: string,
-    _values: Readonly<Record<string, unknown>>,
+    handle: Db,
+    tenantId: string,
+    values: Readonly<Record<string, unknown>>,
   ): Promise<unknown> {
-    return error;
+    const taken = this.uniqueFields.find((unique) => isUniqueViolation(error, unique.constraint));
+    if (!taken || values[taken.field] == null) return error;
+    const existingId = await this.store.findIdBy(handle, tenantId, taken.column, values[taken.field]);
+    return conflict(taken.text, existingId ? { existingId } : undefined, taken.readScope);
   }
 
   /**

@@ -12,6 +12,7 @@ export const RECORD_SORT_KEYS = {
 export const RECORD_FILTERS = {
   statuses: { column: 'status', operator: 'in' },
   email: { column: 'email', operator: '=', narrow: true },
+  externalId: { column: 'externalId', operator: '=', narrow: true },
   updatedSince: { column: 'updatedAt', operator: '>=', timestamp: true },
   createdSince: { column: 'createdAt', operator: '>=', timestamp: true },
 } as const;

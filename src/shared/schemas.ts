@@ -27,3 +27,12 @@ export function TrimmedString(options: {
 export const IgnoredOnWrite = Type.Optional(Type.Unknown({ description: 'Read-only: ignored when sent.' }));
 
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
+
+/** SPEC §13: the calling system's own id for a record, unique per tenant and resource; ""/null clear it. */
+export const ExternalId = Nullable(
+  TrimmedString({
+    maxLength: 200,
+    description: 'Your system\'s own id for this record: unique per tenant and resource. "" or null clears it.',
+    examples: ['crm-4711'],
+  }),
+);

@@ -42,6 +42,7 @@ describeEachBackend('POST /customers', (ctx) => {
       value: 0,
       autoPayment: false,
       notes: null,
+      externalId: null,
     });
   });
 
@@ -57,6 +58,7 @@ describeEachBackend('POST /customers', (ctx) => {
       value: 1234.5,
       autoPayment: true,
       notes: 'Cliente desde 2020.',
+      externalId: 'erp-42',
     });
     assert.equal(res.status, 201);
     const { _id, id, createdAt, updatedAt, ...rest } = res.body;
@@ -71,6 +73,7 @@ describeEachBackend('POST /customers', (ctx) => {
       value: 1234.5,
       autoPayment: true,
       notes: 'Cliente desde 2020.',
+      externalId: 'erp-42',
     });
   });
 

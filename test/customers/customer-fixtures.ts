@@ -10,6 +10,7 @@ export const CUSTOMER_KEYS = [
   'autoPayment',
   'createdAt',
   'email',
+  'externalId',
   'firstName',
   'id',
   'lastName',

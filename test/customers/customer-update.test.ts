@@ -46,6 +46,7 @@ describeEachBackend('PUT /customers/:id', (ctx) => {
       value: 99.95,
       autoPayment: true,
       notes: 'Atualizado.',
+      externalId: 'erp-99',
     });
     assert.equal(res.status, 200);
     const { _id, id, createdAt, updatedAt, ...rest } = res.body;
@@ -60,6 +61,7 @@ describeEachBackend('PUT /customers/:id', (ctx) => {
       value: 99.95,
       autoPayment: true,
       notes: 'Atualizado.',
+      externalId: 'erp-99',
     });
   });
 

@@ -49,6 +49,8 @@ describeEachBackend('POST /leads', (ctx) => {
         score: 0,
         lastContact: null,
         notes: null,
+        externalId: null,
+        customerId: null,
         tenant: tenant.id,
         createdBy: tenant.tokenId,
         createdAt: null,

@@ -176,6 +176,8 @@ export interface operations {
                 status?: string;
                 /** @description Exact e-mail, any case. */
                 email?: string;
+                /** @description Exact externalId: your system's own id. */
+                externalId?: string;
                 /** @description Substring of name, e-mail or phone, any case; at least 3 characters. */
                 q?: string;
                 /** @description Updated at or after (ISO 8601). */
@@ -439,10 +441,17 @@ export interface operations {
                      */
                     lastContact?: string | null;
                     notes?: string | null;
+                    /**
+                     * @description Your system's own id for this record: unique per tenant and resource. "" or null clears it.
+                     * @example crm-4711
+                     */
+                    externalId?: string | null;
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
                     id?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    customerId?: unknown;
                     /** @description Read-only: ignored when sent. */
                     tenant?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -488,6 +497,12 @@ export interface operations {
                          */
                         lastContact: string | null;
                         notes: string | null;
+                        externalId: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The customer this lead was converted to (SPEC §13).
+                         */
+                        customerId: string | null;
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -833,6 +848,12 @@ export interface operations {
                          */
                         lastContact: string | null;
                         notes: string | null;
+                        externalId: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The customer this lead was converted to (SPEC §13).
+                         */
+                        customerId: string | null;
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -1053,10 +1074,17 @@ export interface operations {
                      */
                     lastContact?: string | null;
                     notes?: string | null;
+                    /**
+                     * @description Your system's own id for this record: unique per tenant and resource. "" or null clears it.
+                     * @example crm-4711
+                     */
+                    externalId?: string | null;
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
                     id?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    customerId?: unknown;
                     /** @description Read-only: ignored when sent. */
                     tenant?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -1100,6 +1128,12 @@ export interface operations {
                          */
                         lastContact: string | null;
                         notes: string | null;
+                        externalId: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The customer this lead was converted to (SPEC §13).
+                         */
+                        customerId: string | null;
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -1181,6 +1215,37 @@ export interface operations {
             };
             /** @description `not_found`: no such record in your tenant. */
             404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;
@@ -1779,6 +1844,12 @@ export interface operations {
                          */
                         lastContact: string | null;
                         notes: string | null;
+                        externalId: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The customer this lead was converted to (SPEC §13).
+                         */
+                        customerId: string | null;
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -2097,6 +2168,8 @@ export interface operations {
                 status?: string;
                 /** @description Exact e-mail, any case. */
                 email?: string;
+                /** @description Exact externalId: your system's own id. */
+                externalId?: string;
                 /** @description Substring of name, e-mail or phone, any case; at least 3 characters. */
                 q?: string;
                 /** @description Updated at or after (ISO 8601). */
@@ -2148,6 +2221,7 @@ export interface operations {
                         value: number;
                         autoPayment: boolean;
                         notes: string | null;
+                        externalId: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -2361,6 +2435,11 @@ export interface operations {
                     value?: number;
                     autoPayment?: boolean;
                     notes?: string | null;
+                    /**
+                     * @description Your system's own id for this record: unique per tenant and resource. "" or null clears it.
+                     * @example crm-4711
+                     */
+                    externalId?: string | null;
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -2409,6 +2488,7 @@ export interface operations {
                         value: number;
                         autoPayment: boolean;
                         notes: string | null;
+                        externalId: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -2753,6 +2833,7 @@ export interface operations {
                         value: number;
                         autoPayment: boolean;
                         notes: string | null;
+                        externalId: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -2970,6 +3051,11 @@ export interface operations {
                     value?: number;
                     autoPayment?: boolean;
                     notes?: string | null;
+                    /**
+                     * @description Your system's own id for this record: unique per tenant and resource. "" or null clears it.
+                     * @example crm-4711
+                     */
+                    externalId?: string | null;
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -3016,6 +3102,7 @@ export interface operations {
                         value: number;
                         autoPayment: boolean;
                         notes: string | null;
+                        externalId: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -3724,6 +3811,7 @@ export interface operations {
                         value: number;
                         autoPayment: boolean;
                         notes: string | null;
+                        externalId: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
