@@ -84,7 +84,8 @@ export async function scanWindowPage<Item>(
 }
 
 /**
- * The embedded database reads at most this many rows for one filtered page (about 30–50 ms there);
+ * The embedded database reads at most this many rows for one filtered page (about 110 ms there on a
+ * 2-core machine, bench/pglite-list-cost.ts);
  * PostgreSQL's statement timeout bounds its queries, and it runs many at once.
  */
 export function defaultListScanRows(backend: 'pglite' | 'postgres'): number | undefined {
