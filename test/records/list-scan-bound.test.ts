@@ -19,21 +19,25 @@ describeEachBackend(
   'a filtered list page reads a bounded number of rows (SPEC §10)',
   (ctx) => {
     let tenant: TestTenant;
+    /** Leads n000…, scored i % 100, their source `rare` where `rare(i)` says so, else `web`. */
+    const insertLeads = async (owner: TestTenant, count: number, rare: (i: number) => boolean) => {
+      const rows = Array.from({ length: count }, (_, i) => ({
+        id: newId(),
+        tenantId: owner.id,
+        name: name(i),
+        email: `${name(i)}@example.com`,
+        source: rare(i) ? 'rare' : 'web',
+        status: 'new',
+        score: i % 100,
+        createdBy: owner.tokenId,
+      }));
+      await ctx.db.insertInto('leads').values(rows).execute();
+    };
     const list = (query: Record<string, string>) => ctx.request('GET', `${API}/leads`, { token: tenant.token, query });
 
     it('setup', async () => {
       tenant = await ctx.tenant();
-      const rows = Array.from({ length: ROWS }, (_, i) => ({
-        id: newId(),
-        tenantId: tenant.id,
-        name: name(i),
-        email: `${name(i)}@example.com`,
-        source: RARE.includes(i) ? 'rare' : 'web',
-        status: 'new',
-        score: i % 100,
-        createdBy: tenant.tokenId,
-      }));
-      await ctx.db.insertInto('leads').values(rows).execute();
+      await insertLeads(tenant, ROWS, (i) => RARE.includes(i));
     });
 
     it('answers an empty page with a next cursor when the rows it may read hold no match', async () => {
@@ -110,17 +114,7 @@ describeEachBackend(
 
     it('keeps the planner its plans for a tenant that holds no more rows than the bound: no empty pages there', async () => {
       const small = await ctx.tenant();
-      const rows = Array.from({ length: SCAN_ROWS }, (_, i) => ({
-        id: newId(),
-        tenantId: small.id,
-        name: name(i),
-        email: `${name(i)}@example.com`,
-        source: i === SCAN_ROWS - 1 ? 'rare' : 'web',
-        status: 'new',
-        score: 0,
-        createdBy: small.tokenId,
-      }));
-      await ctx.db.insertInto('leads').values(rows).execute();
+      await insertLeads(small, SCAN_ROWS, (i) => i === SCAN_ROWS - 1);
       const res = await ctx.request('GET', `${API}/leads`, {
         token: small.token,
         query: { source: 'rare', sort: 'name', limit: '10' },
