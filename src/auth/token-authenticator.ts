@@ -53,7 +53,7 @@ export class TokenAuthenticator {
   }
 
   /** Resolves a bearer token to its principal or throws the 403 that names the cause. */
-  async authenticate(presented: PresentedToken, requiredScope: Scope | undefined): Promise<Principal> {
+  async authenticate(presented: PresentedToken, required: Scope | readonly Scope[] | undefined): Promise<Principal> {
     if (presented.token === undefined) throw forbidden(authMessages.tokenMissing);
     if (presented.hash === undefined) throw forbidden(authMessages.tokenInvalid);
     const record = await this.#lookup(presented.hash);
@@ -61,7 +61,8 @@ export class TokenAuthenticator {
     if (record.revokedAt !== null) throw forbidden(authMessages.tokenRevoked);
     if (isExpired(record)) throw forbidden(authMessages.tokenExpired);
     if (!record.tenantActive) throw forbidden(authMessages.tenantInactive);
-    if (requiredScope !== undefined && !record.scopes.has(requiredScope)) {
+    const requiredScope = [required ?? []].flat().find((scope) => !record.scopes.has(scope));
+    if (requiredScope !== undefined) {
       throw forbidden({
         pt: `O token não tem o escopo necessário: ${requiredScope}.`,
         en: `The token lacks the required scope: ${requiredScope}.`,

@@ -79,6 +79,7 @@ type WriteParams = Key & Record<string, unknown> & { versions?: readonly number[
 export class RecordStore {
   readonly #options: RecordStoreOptions;
   readonly #find: PreparedQuery<Key, StoredRow>;
+  readonly #findForUpdate: PreparedQuery<Key, StoredRow>;
   readonly #insert: PreparedQuery<Key & Record<string, unknown>, StoredRow>;
   readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
@@ -93,6 +94,11 @@ export class RecordStore {
     this.#find = new PreparedQuery((p: Key) =>
       returning<StoredRow>(
         any.selectFrom(table).select(columns).where('tenantId', '=', p.tenantId).where('id', '=', p.id),
+      ),
+    );
+    this.#findForUpdate = new PreparedQuery((p: Key) =>
+      returning<StoredRow>(
+        any.selectFrom(table).select(columns).where('tenantId', '=', p.tenantId).where('id', '=', p.id).forUpdate(),
       ),
     );
     this.#insert = new PreparedQuery((p: Key & Record<string, unknown>) =>
@@ -136,8 +142,18 @@ export class RecordStore {
     });
   }
 
+  /** The table, which names this resource in lock keys. */
+  get table(): string {
+    return this.#options.table;
+  }
+
   find(handle: Db, tenantId: string, id: string): Promise<StoredRow | undefined> {
     return this.#find.first(handle, { tenantId, id });
+  }
+
+  /** Reads the record and locks it until the transaction `trx` ends: writers of it wait their turn. */
+  findForUpdate(trx: Db, tenantId: string, id: string): Promise<StoredRow | undefined> {
+    return this.#findForUpdate.first(trx, { tenantId, id });
   }
 
   async exists(handle: Db, tenantId: string, id: string): Promise<boolean> {
@@ -168,7 +184,10 @@ export class RecordStore {
     );
   }
 
-  /** The id of the tenant's record whose `column` holds `value` (a unique field: an e-mail, an external id). */
+  /**
+   * The id of the tenant's record whose `column` holds `value` (an e-mail, an external id); of
+   * several (lead e-mails are not unique), the most recently created.
+   */
   async findIdBy(handle: Db, tenantId: string, column: string, value: unknown): Promise<string | undefined> {
     const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
     const row = await any
@@ -176,6 +195,9 @@ export class RecordStore {
       .select('id')
       .where('tenantId', '=', tenantId)
       .where(column, '=', value)
+      .orderBy('createdAt', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
       .executeTakeFirst();
     return row?.id as string | undefined;
   }

@@ -6,8 +6,8 @@ import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a route of the external API needs (SPEC §5.2). */
-    scope?: Scope;
+    /** The scope a route of the external API needs (SPEC §5.2); a list needs each of them. */
+    scope?: Scope | readonly Scope[];
     /** Marks a route that needs no token at all. Only set on purpose. */
     public?: boolean;
   }
@@ -22,7 +22,7 @@ declare module 'fastify' {
  */
 export function requireBearerToken(app: FastifyInstance, authenticator: TokenAuthenticator): void {
   app.addHook('onRoute', (route) => {
-    const config = route.config as { scope?: Scope; public?: boolean } | undefined;
+    const config = route.config as { scope?: Scope | readonly Scope[]; public?: boolean } | undefined;
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
     }

@@ -1,7 +1,8 @@
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
-import { ApiError, serviceUnavailable, validationFailed } from '../shared/errors.js';
-import { fieldMessage, fieldMessages, languageOf, messages, type Text } from '../shared/messages.js';
+import { ApiError, serviceUnavailable, unstorableText, validationFailed } from '../shared/errors.js';
+import { languageOf, messages, type Text } from '../shared/messages.js';
 import { toFieldIssues } from './validation.js';
 
 declare module 'fastify' {
@@ -40,6 +41,17 @@ export function renderFrameworkError(_error: FastifyError, request: FastifyReque
 }
 
 export function sendApiError(error: ApiError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.headers) reply.headers(error.headers);
+  // The body is built here, so it is sent as-is rather than through a route's response schema.
+  return reply
+    .code(error.statusCode)
+    .type('application/json; charset=utf-8')
+    .serializer(JSON.stringify)
+    .send(errorBody(error, request));
+}
+
+/** The SPEC §2 body of an error, in the caller's language; `existingId` only to a caller who may read it. */
+export function errorBody(error: ApiError, request: FastifyRequest): Record<string, unknown> {
   const language = languageOf(request.headers['accept-language']);
   const body: Record<string, unknown> = {
     success: false,
@@ -52,20 +64,25 @@ export function sendApiError(error: ApiError, request: FastifyRequest, reply: Fa
   if (error.extraScope === undefined || request.principal?.scopes.has(error.extraScope))
     Object.assign(body, error.extra);
   if (error.statusCode >= 500 && error.code === 'internal_error') body.requestId = request.id;
-  if (error.headers) reply.headers(error.headers);
-  // The body is built here, so it is sent as-is rather than through a route's response schema.
-  return reply.code(error.statusCode).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+  return body;
+}
+
+/** The 400 of a body or parameter the schema refused; `requiredText` names a missing required field's rule. */
+export function schemaError(
+  errors: readonly Partial<ErrorObject>[],
+  part: string | undefined,
+  requiredText: Text | undefined,
+): ApiError {
+  const first = errors[0];
+  const missingRequired =
+    first?.keyword === 'required' || (first?.keyword === 'minLength' && first.params?.limit === 1);
+  return validationFailed(toFieldIssues(errors, part), requiredText && missingRequired ? requiredText : undefined);
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
-    const issues = toFieldIssues(error.validation, error.validationContext);
-    const first = error.validation[0];
-    const requiredText = request.routeOptions.config.requiredFieldText;
-    const missingRequired =
-      first?.keyword === 'required' || (first?.keyword === 'minLength' && first.params?.limit === 1);
-    return validationFailed(issues, requiredText && missingRequired ? requiredText : undefined);
+    return schemaError(error.validation, error.validationContext, request.routeOptions.config.requiredFieldText);
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -82,9 +99,7 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
     case 'FUNIL_REQUEST_DEADLINE':
       return serviceUnavailable();
   }
-  if (isInvalidTextError(error)) {
-    return validationFailed([{ field: 'body', message: fieldMessage('body', fieldMessages.noNul()) }]);
-  }
+  if (isInvalidTextError(error)) return unstorableText();
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
   if (error.statusCode === 400) return validationFailed([], messages.invalidRequest);
   if (error.statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);

@@ -64,12 +64,16 @@ function withoutValidatorKeywords(value: unknown): unknown {
 function documentRoute(options: DocumentOptions, schema: FastifySchema | undefined, url: string, route: RouteOptions) {
   const base = (schema ?? {}) as FastifySchema & Record<string, unknown>;
   if (!url.startsWith(`${options.prefix}/`) || base.hide) return { schema: { ...base, hide: true }, url };
-  const config = (route.config ?? {}) as { scope?: string };
+  const config = (route.config ?? {}) as { scope?: string | readonly string[] };
   const method = String(route.method);
   const documented: Record<string, unknown> = { ...base };
   if (config.scope) {
-    documented.security = [{ [options.security.name]: [config.scope] }];
-    documented.description = [base.description, `Needs the scope \`${config.scope}\`.`].filter(Boolean).join('\n\n');
+    const scopes = [config.scope].flat();
+    const needs = scopes.map((scope) => `\`${scope}\``).join(' and ');
+    documented.security = [{ [options.security.name]: scopes }];
+    documented.description = [base.description, `Needs the scope${scopes.length > 1 ? 's' : ''} ${needs}.`]
+      .filter(Boolean)
+      .join('\n\n');
   }
   if (method === 'POST' && options.decorator === 'swagger') {
     documented.headers = {
@@ -98,13 +102,25 @@ function documentRoute(options: DocumentOptions, schema: FastifySchema | undefin
   documented.response = Object.fromEntries(
     Object.entries(responses).map(([status, response]) => [
       status,
-      { ...response, headers: responseHeaders(options, method, Number(status), response) },
+      { ...response, headers: responseHeaders(options, method, Number(status), response, upserts(base)) },
     ]),
   );
   return { schema: documented, url };
 }
 
-function responseHeaders(options: DocumentOptions, method: string, status: number, response: Record<string, unknown>) {
+/** The route takes SPEC §13's `upsert=`. */
+function upserts(schema: Record<string, unknown>): boolean {
+  const query = schema.querystring as { properties?: Record<string, unknown> } | undefined;
+  return query?.properties?.upsert !== undefined;
+}
+
+function responseHeaders(
+  options: DocumentOptions,
+  method: string,
+  status: number,
+  response: Record<string, unknown>,
+  upsert: boolean,
+) {
   const headers: Record<string, object> = { ...requestIdHeader };
   if (options.decorator === 'swagger') Object.assign(headers, rateLimitHeaders);
   if (status === 429 || status === 503) Object.assign(headers, retryAfter);
@@ -119,6 +135,13 @@ function responseHeaders(options: DocumentOptions, method: string, status: numbe
   const properties = (response.properties ?? {}) as Record<string, unknown>;
   if ('_id' in properties) {
     headers.ETag = { type: 'string', description: 'The version of the record, for `If-Match` (SPEC §8).' };
+    if (upsert) {
+      headers['Funil-Upsert'] = {
+        type: 'string',
+        enum: ['created', 'updated'],
+        description: 'With `upsert=`: whether the record was created or updated.',
+      };
+    }
   }
   if (method === 'POST') {
     headers['Idempotent-Replayed'] = {

@@ -113,6 +113,8 @@ function phraseFor(error: Partial<ErrorObject>): Text {
       return fieldMessages.decimals();
     case 'minItems':
       return fieldMessages.minItems(Number(params.limit));
+    case 'maxItems':
+      return fieldMessages.maxItems(Number(params.limit));
     case 'minProperties':
       return fieldMessages.atLeastOneField();
     case 'uniqueItems':

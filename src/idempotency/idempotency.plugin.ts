@@ -32,7 +32,7 @@ const HEADER = 'idempotency-key';
 /** SPEC §7: 1–255 printable characters. */
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
 /** Headers of the first answer that a replay repeats. */
-const REPLAYED_HEADERS = ['etag', 'location'];
+const REPLAYED_HEADERS = ['etag', 'location', 'funil-upsert'];
 const PURGE_INTERVAL_MS = 60 * 60_000;
 
 /**

@@ -9,6 +9,10 @@ export const leadMessages = {
     pt: 'É necessário informar um e-mail ou telefone.',
     en: 'An e-mail or a phone is needed.',
   },
+  convertNeedsEmail: {
+    pt: 'Para converter o lead em cliente, ele precisa ter um e-mail.',
+    en: 'A lead needs an e-mail to be converted into a customer.',
+  },
   leadNotFound: { pt: 'Lead não encontrado.', en: 'Lead not found.' },
   leadExternalIdTaken: {
     pt: 'Já existe um lead com este externalId.',

@@ -1,14 +1,16 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import { principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
+import { errorResponses, IdParams } from '../http/schemas.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
 import { leadFields } from './lead.fields.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
 import { leadMessages } from './lead.messages.js';
 import { LEAD_SORT_KEYS } from './lead.repository.js';
 import { leadSchemas } from './lead.schemas.js';
-import { LeadService } from './lead.service.js';
+import { type ConvertLeadInput, LeadService } from './lead.service.js';
 
 interface LeadRoutesOptions {
   db: Db;
@@ -22,10 +24,11 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { d
   const statuses = config.leadStatuses;
   const fields = leadFields(statuses);
   const schemas = leadSchemas(statuses, fields);
+  const service = new LeadService(db, statuses, { fields, scanRows: listScanRows });
   registerRecordRoutes(app, {
     db,
     cursors,
-    service: new LeadService(db, statuses, { fields, scanRows: listScanRows }),
+    service,
     path: 'leads',
     noun: 'Lead',
     scopes: { read: 'leads:read', write: 'leads:write' },
@@ -44,4 +47,39 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { d
     conflicts: true,
     requiredFieldText: leadMessages.leadRequired,
   });
+
+  app.post(
+    '/leads/:id/convert',
+    {
+      schema: {
+        operationId: 'convertLead',
+        summary: 'Convert a lead into a customer',
+        description:
+          "In one transaction: links the customer with the lead's e-mail, or creates one from the lead (name, e-mail, " +
+          "phone and the body's fields); sets the lead's `customerId` and, when the deployment has the status, " +
+          '`won`. 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing ' +
+          'changes then). A lead without an e-mail is a 400.',
+        tags: ['leads'],
+        params: IdParams,
+        body: schemas.ConvertLead,
+        response: {
+          200: schemas.LeadConversion,
+          201: schemas.LeadConversion,
+          ...errorResponses(400, 403, 404, 413, 415),
+        },
+      },
+      config: { scope: ['leads:write', 'customers:write'], notFoundText: leadMessages.leadNotFound },
+      // The body is optional: none is an empty one.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as IdParams;
+      const input = request.body as ConvertLeadInput;
+      const { lead, customer, created } = await service.convert(db, principalOf(request), id, input);
+      reply.code(created ? 201 : 200);
+      return { lead: lead.object, customer: customer.object, created };
+    },
+  );
 };

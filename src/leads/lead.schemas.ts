@@ -1,4 +1,6 @@
 import { type Static, Type } from 'typebox';
+import { customerFields } from '../customers/customer.fields.js';
+import { Customer } from '../customers/customer.schemas.js';
 import { leadFields } from './lead.fields.js';
 
 /** Built per app: the lead statuses are configurable (FUNIL_LEAD_STATUSES, SPEC §3). */
@@ -13,8 +15,36 @@ export function leadSchemas(statuses: readonly string[], fields = leadFields(sta
     description: 'Partial update: send only the fields to change.',
   });
   const UpdateLeadStatus = Type.Object({ status: fields.writeSchemaOf('status') }, { additionalProperties: false });
-  return { CreateLead, UpdateLead, UpdateLeadStatus, Lead, LeadListItem, LeadList: Type.Array(LeadListItem) };
+  const LeadConversion = Type.Object(
+    {
+      lead: Lead,
+      customer: Customer,
+      created: Type.Boolean({ description: 'true when the customer was created; false when it existed already.' }),
+    },
+    { additionalProperties: false },
+  );
+  return {
+    CreateLead,
+    UpdateLead,
+    UpdateLeadStatus,
+    Lead,
+    LeadListItem,
+    LeadList: Type.Array(LeadListItem),
+    ConvertLead,
+    LeadConversion,
+  };
 }
+
+/** SPEC §13: the customer's fields a conversion may set; name, e-mail and phone come from the lead. */
+const ConvertLead = Type.Object(
+  {
+    type: Type.Optional(customerFields.writeSchemaOf('type')),
+    value: Type.Optional(customerFields.writeSchemaOf('value')),
+    autoPayment: Type.Optional(customerFields.writeSchemaOf('autoPayment')),
+    notes: Type.Optional(customerFields.writeSchemaOf('notes')),
+  },
+  { additionalProperties: false, description: 'Optional: fields of the customer, when one is created.' },
+);
 
 type LeadSchemas = ReturnType<typeof leadSchemas>;
 export type Lead = Static<LeadSchemas['Lead']>;

@@ -1,9 +1,11 @@
+import type { CreateCustomerInput, CustomerObject } from '../customers/customer.service.js';
+import { CustomerService } from '../customers/customer.service.js';
 import type { Db } from '../db/database.js';
 import { isCheckViolation } from '../db/errors.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import { type Actor, RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
-import { validationFailed } from '../shared/errors.js';
+import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { type LeadFields, type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
 import { leadMessages } from './lead.messages.js';
@@ -13,15 +15,32 @@ export type CreateLeadInput = CreateInput<LeadFieldTable>;
 export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
 export type LeadObject = RecordObject<LeadFieldTable>;
 
+/** The customer's fields a conversion may set besides those it takes from the lead (SPEC §13). */
+export type ConvertLeadInput = Pick<CreateCustomerInput, 'type' | 'value' | 'autoPayment' | 'notes'>;
+
+/** A conversion's outcome: the lead as converted, its customer, and whether that was created. */
+export interface Conversion {
+  readonly lead: Stored<LeadObject>;
+  readonly customer: Stored<CustomerObject>;
+  readonly created: boolean;
+}
+
+/** The status a converted lead takes, when the deployment's list has it (FUNIL_LEAD_STATUSES). */
+const WON = 'won';
+
 export interface LeadServiceOptions {
   /** The field table, when the caller built it already (the routes share it with the schemas). */
   fields?: LeadFields;
   /** The most rows a filtered list page reads (RecordStore.list). */
   scanRows?: number | undefined;
+  /** Where conversions find or create customers (the routes share one with the customer routes). */
+  customers?: CustomerService;
 }
 
 /** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
 export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
+  readonly #customers: CustomerService;
+
   constructor(db: Db, statuses: readonly string[], options: LeadServiceOptions = {}) {
     const fields = options.fields ?? leadFields(statuses);
     super(leadStore(db, fields, options.scanRows), fields, leadMessages.leadNotFound, statuses, [
@@ -33,6 +52,7 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
         readScope: 'leads:read',
       },
     ]);
+    this.#customers = options.customers ?? new CustomerService(db, options.scanRows);
   }
 
   async create(handle: Db, actor: Actor, input: CreateLeadInput): Promise<Stored<LeadObject>> {
@@ -49,6 +69,41 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
     return this.insert(handle, actor.tenantId, { ...values, createdBy: actor.tokenId });
   }
 
+  /**
+   * SPEC §13: in one transaction, with the lead locked (conversions of one lead take turns), links
+   * the customer with the lead's e-mail — created from the lead and `input` when there is none —
+   * and marks the lead `won` (when the deployment has that status) with its `customerId`. A lead
+   * already linked to a customer that exists answers that one and changes nothing.
+   */
+  convert(handle: Db, actor: Actor, id: string, input: ConvertLeadInput): Promise<Conversion> {
+    const { tenantId } = actor;
+    const customers = this.#customers;
+    return this.transaction(handle, async (trx) => {
+      const row = await this.store.findForUpdate(trx, tenantId, id);
+      if (!row) throw notFound(this.notFoundText);
+      const lead = this.stored(row);
+      const linked = lead.object.customerId && (await customers.lookup(trx, tenantId, lead.object.customerId));
+      if (linked) return { lead, customer: linked, created: false };
+      const { name, email, phone } = lead.object;
+      if (!email) {
+        throw validationFailed(
+          [{ field: 'email', message: fieldMessage('email', fieldMessages.required()) }],
+          leadMessages.convertNeedsEmail,
+        );
+      }
+      const { stored: customer, created } = await customers.upsert(
+        trx,
+        actor,
+        'email',
+        { ...input, name, email, phone },
+        'keep',
+      );
+      const won = this.statuses.includes(WON) ? { status: WON } : {};
+      const converted = await this.write(trx, tenantId, id, { ...won, customerId: customer.object._id }, {});
+      return { lead: converted, customer, created };
+    });
+  }
+
   update(
     handle: Db,
     tenantId: string,
@@ -60,14 +115,12 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   }
 
   /** The database checks "an e-mail or a phone" on the row as updated, in the same statement. */
-  protected override async constraintError(
+  protected override constraintError(
     error: unknown,
-    handle: Db,
     tenantId: string,
     values: Readonly<Record<string, unknown>>,
-  ): Promise<unknown> {
-    if (!isCheckViolation(error, 'leads_contact_required'))
-      return super.constraintError(error, handle, tenantId, values);
+  ): unknown {
+    if (!isCheckViolation(error, 'leads_contact_required')) return super.constraintError(error, tenantId, values);
     return validationFailed(
       [{ field: 'email', message: fieldMessage('email', fieldMessages.required()) }],
       leadMessages.leadContactRequired,

@@ -10,13 +10,16 @@ import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
 import { listPage } from '../http/list-page.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { Text } from '../shared/messages.js';
-import type { Actor, Stored } from './record.service.js';
+import type { Actor, Stored, Upserted, UpsertKey } from './record.service.js';
+import { type BatchService, registerBatchRoute } from './record-batch.routes.js';
+import { UpsertQuery } from './upsert-query.js';
 
 /** What the routes of a resource call: its service (leads, customers). */
-export interface RecordRouteService<Item extends { _id: string }> {
+export interface RecordRouteService<Item extends { _id: string }> extends BatchService {
   list(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<ListedRows<Item>>;
   find(handle: Db, tenantId: string, id: string): Promise<Stored<unknown>>;
   create(handle: Db, actor: Actor, input: never): Promise<Stored<unknown>>;
+  upsert(handle: Db, actor: Actor, key: UpsertKey, input: never): Promise<Upserted<unknown>>;
   update(handle: Db, tenantId: string, id: string, input: never, expected?: ExpectedVersions): Promise<Stored<unknown>>;
   setStatus(
     handle: Db,
@@ -127,20 +130,43 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     {
       schema: {
         operationId: `create${resource.noun}`,
-        summary: `Create ${article} ${noun}`,
+        summary: `Create ${article} ${noun}, or update the one with the same key (upsert)`,
+        description:
+          `Creates ${article} ${noun} (201). With \`upsert=email\` or \`upsert=externalId\`, the body must hold that ` +
+          `field: when ${article} ${noun} with its value exists, it is updated with the fields the body holds (absent ` +
+          'fields keep their values; `null` or `""` clear them) and the answer is 200; else it is created (201). Both ' +
+          `answers carry \`Funil-Upsert: created|updated\`. Concurrent upserts of one new key create one ${noun}.` +
+          (resource.path === 'leads' ? ' By e-mail, the most recently created lead with it is the one updated.' : ''),
         tags,
+        querystring: UpsertQuery,
         body: schemas.create,
-        response: { 201: schemas.object, ...errorResponses(400, 403, ...conflict, 413, 415) },
+        response: { 200: schemas.object, 201: schemas.object, ...errorResponses(400, 403, ...conflict, 413, 415) },
       },
-      config: resource.requiredFieldText
-        ? { scope: scopes.write, requiredFieldText: resource.requiredFieldText }
-        : { scope: scopes.write },
+      config: { scope: scopes.write, requiredFieldText: resource.requiredFieldText },
     },
     async (request, reply) => {
-      const stored = await service.create(db, principalOf(request), request.body as never);
-      return withEtag(reply.code(201), stored);
+      const { upsert } = request.query as UpsertQuery;
+      const actor = principalOf(request);
+      // The status is set once the write is done: a deadline's 503 sent meanwhile must not be taken
+      // for the outcome the idempotency plugin records.
+      if (upsert === undefined) {
+        const stored = await service.create(db, actor, request.body as never);
+        return withEtag(reply.code(201), stored);
+      }
+      const { stored, created } = await service.upsert(db, actor, upsert, request.body as never);
+      reply.header('funil-upsert', created ? 'created' : 'updated');
+      return withEtag(reply.code(created ? 201 : 200), stored);
     },
   );
+
+  registerBatchRoute(app, {
+    db,
+    service,
+    path: resource.path,
+    scope: scopes.write,
+    schemas,
+    requiredFieldText: resource.requiredFieldText,
+  });
 
   app.put(
     `/${resource.path}${byId}/status`,

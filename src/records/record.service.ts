@@ -1,11 +1,19 @@
 import type { Db } from '../db/database.js';
-import { isUniqueViolation } from '../db/errors.js';
+import { isInvalidTextError, isUniqueViolation } from '../db/errors.js';
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
-import { conflict, notFound, preconditionFailed, validationFailed } from '../shared/errors.js';
+import { inSavepoint, inTransaction, lockKey } from '../db/transaction.js';
+import {
+  ApiError,
+  conflict,
+  notFound,
+  preconditionFailed,
+  unstorableText,
+  validationFailed,
+} from '../shared/errors.js';
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
-import type { FieldTable, RecordObject, recordFields } from './record-fields.js';
+import type { CreateInput, FieldTable, RecordObject, recordFields, UpdateInput } from './record-fields.js';
 
 /** A field unique per tenant (SPEC §4, §13), and what a clash on it answers. */
 export interface UniqueField {
@@ -16,6 +24,16 @@ export interface UniqueField {
   readonly text: Text;
   /** Only a caller with this scope learns the holder's id (SPEC §2). */
   readonly readScope: string;
+}
+
+/** The fields an upsert may match on (SPEC §13). */
+export const UPSERT_KEYS = ['email', 'externalId'] as const;
+export type UpsertKey = (typeof UPSERT_KEYS)[number];
+
+/** An upsert's outcome: the record, and whether it was created (201) or found (200). */
+export interface Upserted<T> {
+  readonly stored: Stored<T>;
+  readonly created: boolean;
 }
 
 /** Who makes a change: the token, and the tenant it belongs to. */
@@ -42,17 +60,23 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   constructor(
     protected readonly store: RecordStore,
     protected readonly fields: Fields<F, L>,
-    private readonly notFoundText: Text,
+    protected readonly notFoundText: Text,
     /** The statuses a record may take (FUNIL_LEAD_STATUSES for leads, SPEC §3 and §4). */
-    private readonly statuses: readonly string[],
+    protected readonly statuses: readonly string[],
     /** The fields unique per tenant: the index that says so, the 409's text, the scope that may learn the holder. */
     private readonly uniqueFields: readonly UniqueField[],
   ) {}
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
+    const found = await this.lookup(handle, tenantId, id);
+    if (!found) throw notFound(this.notFoundText);
+    return found;
+  }
+
+  /** The record, or undefined when the tenant has none with this id. */
+  async lookup(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>> | undefined> {
     const row = await this.store.find(handle, tenantId, id);
-    if (!row) throw notFound(this.notFoundText);
-    return this.stored(row);
+    return row && this.stored(row);
   }
 
   async list<Item>(
@@ -92,6 +116,104 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     return changes;
   }
 
+  abstract create(handle: Db, actor: Actor, input: CreateInput<F>): Promise<Stored<RecordObject<F>>>;
+
+  abstract update(
+    handle: Db,
+    tenantId: string,
+    id: string,
+    input: UpdateInput<F>,
+    expected?: WriteOptions['expected'],
+  ): Promise<Stored<RecordObject<F>>>;
+
+  /**
+   * SPEC §13: the record whose `key` holds the body's value is updated with the fields the body
+   * holds (`onExisting: 'keep'` leaves it as it is: a conversion links it); with none, it is
+   * created. Writers of one key take turns on a lock held to the end of the transaction, so any
+   * number of concurrent upserts of a new key create exactly one record, on every instance. A
+   * plain create that takes a unique key in between (it does not take the lock) is found again
+   * and updated.
+   */
+  async upsert(
+    handle: Db,
+    actor: Actor,
+    key: UpsertKey,
+    input: CreateInput<F>,
+    onExisting: 'update' | 'keep' = 'update',
+  ): Promise<Upserted<RecordObject<F>>> {
+    const value = (input as Readonly<Record<string, unknown>>)[key];
+    if (value == null || value === '') {
+      throw validationFailed([{ field: key, message: fieldMessage(key, fieldMessages.upsertKey()) }]);
+    }
+    const { tenantId } = actor;
+    const unique = this.uniqueFields.find((field) => field.field === key);
+    return this.transaction(handle, async (trx) => {
+      await lockKey(trx, [tenantId, this.store.table, key, value].join('|'));
+      // A create body is an update body that holds the required fields.
+      const changes = input as unknown as UpdateInput<F>;
+      const existing = async (id: string): Promise<Upserted<RecordObject<F>>> => ({
+        stored:
+          onExisting === 'keep' ? await this.find(trx, tenantId, id) : await this.update(trx, tenantId, id, changes),
+        created: false,
+      });
+      const id = await this.store.findIdBy(trx, tenantId, key, value);
+      if (id) return existing(id);
+      if (!unique) return { stored: await this.create(trx, actor, input), created: true };
+      try {
+        return { stored: await inSavepoint(trx, () => this.create(trx, actor, input)), created: true };
+      } catch (error) {
+        const holder = error instanceof UniqueFieldClash && error.unique === unique && (await error.holder(trx));
+        if (!holder) throw error;
+        return existing(holder);
+      }
+    });
+  }
+
+  /**
+   * SPEC §13's batch: each input created (or upserted by `key`) in input order, in one transaction,
+   * each in a savepoint of its own, so a failed item leaves no trace and the others go on. An input
+   * that is an ApiError already (its body was refused) is its own outcome. A failure that is not
+   * the item's (the database away) fails the whole batch, which then wrote nothing.
+   */
+  batch(
+    handle: Db,
+    actor: Actor,
+    inputs: readonly (CreateInput<F> | ApiError)[],
+    key?: UpsertKey,
+  ): Promise<(Upserted<RecordObject<F>> | ApiError)[]> {
+    const apply = async (trx: Db, input: CreateInput<F>): Promise<Upserted<RecordObject<F>>> =>
+      key === undefined
+        ? { stored: await this.create(trx, actor, input), created: true }
+        : this.upsert(trx, actor, key, input);
+    return this.transaction(handle, async (trx) => {
+      const outcomes: (Upserted<RecordObject<F>> | ApiError)[] = [];
+      for (const input of inputs) {
+        if (input instanceof ApiError) {
+          outcomes.push(input);
+          continue;
+        }
+        try {
+          outcomes.push(await inSavepoint(trx, () => apply(trx, input)));
+        } catch (error) {
+          outcomes.push(asItemFault(await withHolderNamed(error, trx), error));
+        }
+      }
+      return outcomes;
+    });
+  }
+
+  /**
+   * Runs `work` in a transaction (the caller's, or a new one); a clash on a unique field is named
+   * (UniqueFieldClash) once a new transaction has rolled back.
+   */
+  protected async transaction<T>(handle: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+    try {
+      return await inTransaction(handle, work);
+    } catch (error) {
+      throw handle.isTransaction ? error : await withHolderNamed(error, handle);
+    }
+  }
+
   protected async insert(
     handle: Db,
     tenantId: string,
@@ -101,7 +223,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     try {
       return this.stored(await this.store.insert(handle, tenantId, this.fields.toColumns(values)));
     } catch (error) {
-      throw await this.constraintError(error, handle, tenantId, values);
+      throw await this.#settled(this.constraintError(error, tenantId, values), handle);
     }
   }
 
@@ -117,7 +239,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     try {
       row = await this.store.update(handle, tenantId, id, this.fields.toColumns(values), options);
     } catch (error) {
-      throw await this.constraintError(preconditionAsApiError(error), handle, tenantId, values);
+      throw await this.#settled(this.constraintError(preconditionAsApiError(error), tenantId, values), handle);
     }
     if (!row) throw notFound(this.notFoundText);
     return this.stored(row);
@@ -125,19 +247,19 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
 
   /**
    * The SPEC §2 error for a constraint the database refused a write for: a unique field another
-   * record holds is a 409 naming that record, to a caller who may read it (SPEC §2, §4, §13).
-   * Resources add their own (a lead left without contact); any other error comes back as it came.
+   * record holds is a 409 (UniqueFieldClash). Resources add their own (a lead left without
+   * contact); any other error comes back as it came.
    */
-  protected async constraintError(
-    error: unknown,
-    handle: Db,
-    tenantId: string,
-    values: Readonly<Record<string, unknown>>,
-  ): Promise<unknown> {
-    const taken = this.uniqueFields.find((unique) => isUniqueViolation(error, unique.constraint));
-    if (!taken || values[taken.field] == null) return error;
-    const existingId = await this.store.findIdBy(handle, tenantId, taken.column, values[taken.field]);
-    return conflict(taken.text, existingId ? { existingId } : undefined, taken.readScope);
+  protected constraintError(error: unknown, tenantId: string, values: Readonly<Record<string, unknown>>): unknown {
+    const unique = this.uniqueFields.find((field) => isUniqueViolation(error, field.constraint));
+    if (!unique || values[unique.field] == null) return error;
+    const value = values[unique.field];
+    return new UniqueFieldClash(unique, (handle) => this.store.findIdBy(handle, tenantId, unique.column, value));
+  }
+
+  /** A statement that failed in a transaction leaves it unusable: its clash is named once it rolled back. */
+  #settled(error: unknown, handle: Db): Promise<unknown> | unknown {
+    return handle.isTransaction ? error : withHolderNamed(error, handle);
   }
 
   /**
@@ -149,9 +271,38 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     throw validationFailed([{ field: 'status', message: fieldMessage('status', fieldMessages.oneOf(this.statuses)) }]);
   }
 
-  private stored(row: StoredRow): Stored<RecordObject<F>> {
+  protected stored(row: StoredRow): Stored<RecordObject<F>> {
     return { object: this.fields.toObject(row), version: row.version };
   }
+}
+
+/**
+ * A 409 on a field unique per tenant (SPEC §2, §4, §13). Its holder is looked up apart: after a
+ * failed statement a transaction answers nothing until it (or a savepoint) rolls back, so whoever
+ * ran it there names the holder afterwards (withHolderNamed). Unnamed, it is still the 409.
+ */
+export class UniqueFieldClash extends ApiError {
+  constructor(
+    readonly unique: UniqueField,
+    /** The id of the record that holds the value, read on a handle that can answer. */
+    readonly holder: (handle: Db) => Promise<string | undefined>,
+  ) {
+    super(409, 'conflict', unique.text, undefined, undefined, undefined, unique.readScope);
+  }
+}
+
+/** The 409 of a UniqueFieldClash with `existingId` (to a caller who may read it); any other error as it is. */
+export async function withHolderNamed(error: unknown, handle: Db): Promise<unknown> {
+  if (!(error instanceof UniqueFieldClash)) return error;
+  const existingId = await error.holder(handle);
+  return conflict(error.unique.text, existingId ? { existingId } : undefined, error.unique.readScope);
+}
+
+/** An item's own failure as its SPEC §2 error; any other failure is rethrown, to fail the whole batch. */
+function asItemFault(refused: unknown, original: unknown): ApiError {
+  if (refused instanceof ApiError && refused.statusCode < 500) return refused;
+  if (isInvalidTextError(refused)) return unstorableText();
+  throw original;
 }
 
 function preconditionAsApiError(error: unknown): unknown {

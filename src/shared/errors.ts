@@ -1,4 +1,4 @@
-import { messages, type Text } from './messages.js';
+import { fieldMessage, fieldMessages, messages, type Text } from './messages.js';
 
 export type ErrorCode =
   | 'validation_failed'
@@ -37,6 +37,10 @@ export class ApiError extends Error {
 
 export const validationFailed = (details: readonly FieldIssue[], text?: Text) =>
   new ApiError(400, 'validation_failed', text ?? details[0]?.message ?? messages.invalidRequest, details);
+
+/** Text the database cannot store (the NUL character): a 400 on the body. */
+export const unstorableText = () =>
+  validationFailed([{ field: 'body', message: fieldMessage('body', fieldMessages.noNul()) }]);
 
 export const forbidden = (text: Text) => new ApiError(403, 'forbidden', text);
 

@@ -76,6 +76,7 @@ export const messages = {
 /** Phrases for one field at fault, completed with the field's name by `fieldMessage`. */
 export const fieldMessages = {
   required: () => ({ pt: 'é obrigatório', en: 'is required' }),
+  upsertKey: () => ({ pt: 'é obrigatório em um upsert por ele', en: 'is required to upsert by it' }),
   unknown: () => ({ pt: 'campo desconhecido', en: 'unknown field' }),
   empty: () => ({ pt: 'não pode ser vazio', en: 'must not be empty' }),
   type: (type: string) => ({ pt: `deve ser do tipo ${ptType(type)}`, en: `must be of type ${type}` }),
@@ -98,6 +99,10 @@ export const fieldMessages = {
   minItems: (limit: number) => ({
     pt: `deve ter ao menos ${limit} item(ns)`,
     en: `must have at least ${limit} item(s)`,
+  }),
+  maxItems: (limit: number) => ({
+    pt: `deve ter no máximo ${limit} itens`,
+    en: `must have at most ${limit} items`,
   }),
   uniqueItems: () => ({ pt: 'não pode ter itens repetidos', en: 'must not repeat items' }),
   invalid: () => ({ pt: 'valor inválido', en: 'invalid value' }),

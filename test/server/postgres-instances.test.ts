@@ -38,7 +38,13 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
 
   it('two instances started at once on an empty database both come up, migrate and bootstrap once', async () => {
     // At info level each start says whether it ran migrations.
-    const env = { DATABASE_URL: databaseUrl, FUNIL_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
+    // Races below send 20 requests of one tenant at once: no fair-share cap in their way.
+    const env = {
+      DATABASE_URL: databaseUrl,
+      FUNIL_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      FUNIL_TENANT_CONCURRENCY: '100',
+    };
     servers = await Promise.all([startServer(env), startServer(env)]);
     const tokens = servers.map((server) => printedToken(server.output())).filter(Boolean);
     assert.equal(tokens.length, 1, 'exactly one instance prints the demo token');
@@ -107,5 +113,74 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.equal(statusOnB, 403, 'refused by the other instance within 5 s');
+  });
+
+  it('upserts and conversions sent to both instances at once make one record each (SPEC §13)', async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const tenant = (await (
+      await fetch(`${a.url}/api/admin/v1/tenants`, { method: 'POST', headers: adminAuth, body: '{"name":"Racers"}' })
+    ).json()) as { id: string };
+    const { token } = (await (
+      await fetch(`${a.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
+        method: 'POST',
+        headers: adminAuth,
+        body: JSON.stringify({
+          name: 'sync',
+          scopes: ['leads:read', 'leads:write', 'customers:read', 'customers:write'],
+        }),
+      })
+    ).json()) as { token: string };
+    const post = (server: ServerProcess, path: string, body: unknown) =>
+      fetch(`${server.url}/api/external/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+    const race = (path: string, body: (i: number) => unknown) =>
+      Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? b : a, path, body(i))));
+    const distinct = (answers: { body: Record<string, unknown> }[], key: (body: Record<string, unknown>) => unknown) =>
+      new Set(answers.map((answer) => key(answer.body))).size;
+    const statuses = (answers: { status: number }[]) => answers.map((answer) => answer.status).sort((x, y) => x - y);
+    const once = [...Array(19).fill(200), 201];
+
+    const leads = await race('/leads?upsert=email', (i) => ({ name: `Racer ${i}`, email: 'race@example.com' }));
+    assert.deepEqual(statuses(leads), once);
+    assert.equal(
+      distinct(leads, (body) => body._id),
+      1,
+    );
+
+    const customers = await race('/customers?upsert=externalId', (i) => ({
+      name: `Racer ${i}`,
+      email: `racer-${i}@example.com`,
+      externalId: 'erp-1',
+    }));
+    assert.deepEqual(statuses(customers), once);
+    assert.equal(
+      distinct(customers, (body) => body._id),
+      1,
+    );
+
+    const leadId = leads[0]?.body._id as string;
+    const conversions = await race(`/leads/${leadId}/convert`, () => ({}));
+    assert.deepEqual(statuses(conversions), once);
+    assert.equal(
+      distinct(conversions, (body) => (body.customer as { _id: string })._id),
+      1,
+    );
+
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const counts = await client.query(
+        `select (select count(*) from leads where email = 'race@example.com')::int as leads,
+                (select count(*) from customers where external_id = 'erp-1')::int as by_external_id,
+                (select count(*) from customers where email = 'race@example.com')::int as converted`,
+      );
+      assert.deepEqual(counts.rows[0], { leads: 1, by_external_id: 1, converted: 1 });
+    } finally {
+      await client.end();
+    }
   });
 });

@@ -16,8 +16,10 @@ export interface paths {
         get: operations["listLeads"];
         put?: never;
         /**
-         * Create a lead
-         * @description Needs the scope `leads:write`.
+         * Create a lead, or update the one with the same key (upsert)
+         * @description Creates a lead (201). With `upsert=email` or `upsert=externalId`, the body must hold that field: when a lead with its value exists, it is updated with the fields the body holds (absent fields keep their values; `null` or `""` clear them) and the answer is 200; else it is created (201). Both answers carry `Funil-Upsert: created|updated`. Concurrent upserts of one new key create one lead. By e-mail, the most recently created lead with it is the one updated.
+         *
+         *     Needs the scope `leads:write`.
          */
         post: operations["createLead"];
         delete?: never;
@@ -54,6 +56,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leads/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or upsert up to 100 leads in one request
+         * @description Applies each item as `POST /leads` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
+         *
+         *     Needs the scope `leads:write`.
+         */
+        post: operations["batchLeads"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leads/{id}/status": {
         parameters: {
             query?: never;
@@ -68,6 +92,28 @@ export interface paths {
          */
         put: operations["updateLeadStatus"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leads/{id}/convert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Convert a lead into a customer
+         * @description In one transaction: links the customer with the lead's e-mail, or creates one from the lead (name, e-mail, phone and the body's fields); sets the lead's `customerId` and, when the deployment has the status, `won`. 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing changes then). A lead without an e-mail is a 400.
+         *
+         *     Needs the scopes `leads:write` and `customers:write`.
+         */
+        post: operations["convertLead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -90,8 +136,10 @@ export interface paths {
         get: operations["listCustomers"];
         put?: never;
         /**
-         * Create a customer
-         * @description Needs the scope `customers:write`.
+         * Create a customer, or update the one with the same key (upsert)
+         * @description Creates a customer (201). With `upsert=email` or `upsert=externalId`, the body must hold that field: when a customer with its value exists, it is updated with the fields the body holds (absent fields keep their values; `null` or `""` clear them) and the answer is 200; else it is created (201). Both answers carry `Funil-Upsert: created|updated`. Concurrent upserts of one new key create one customer.
+         *
+         *     Needs the scope `customers:write`.
          */
         post: operations["createCustomer"];
         delete?: never;
@@ -123,6 +171,28 @@ export interface paths {
          * @description Needs the scope `customers:write`.
          */
         delete: operations["deleteCustomer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or upsert up to 100 customers in one request
+         * @description Applies each item as `POST /customers` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
+         *
+         *     Needs the scope `customers:write`.
+         */
+        post: operations["batchCustomers"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -404,7 +474,10 @@ export interface operations {
     };
     createLead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Update the record that holds the body's value of this field, if any. */
+                upsert?: "email" | "externalId";
+            };
             header?: {
                 /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
                 "idempotency-key"?: string;
@@ -465,6 +538,64 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    ETag?: string;
+                    /** @description With `upsert=`: whether the record was created or updated. */
+                    "Funil-Upsert"?: "created" | "updated";
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        _id: string;
+                        name: string;
+                        email: string | null;
+                        phone: string | null;
+                        source: string | null;
+                        status: string;
+                        score: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        lastContact: string | null;
+                        notes: string | null;
+                        externalId: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The customer this lead was converted to (SPEC §13).
+                         */
+                        customerId: string | null;
+                        /** Format: uuid */
+                        tenant: string;
+                        /** Format: uuid */
+                        createdBy: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
@@ -477,6 +608,8 @@ export interface operations {
                     "RateLimit-Reset"?: number;
                     /** @description The version of the record, for `If-Match` (SPEC §8). */
                     ETag?: string;
+                    /** @description With `upsert=`: whether the record was created or updated. */
+                    "Funil-Upsert"?: "created" | "updated";
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -1787,6 +1920,441 @@ export interface operations {
             };
         };
     };
+    batchLeads: {
+        parameters: {
+            query?: {
+                /** @description Update the record that holds the body's value of this field, if any. */
+                upsert?: "email" | "externalId";
+            };
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        /** @example Maria Silva */
+                        name: string;
+                        /**
+                         * Format: email
+                         * @example maria@example.com
+                         */
+                        email?: string | null;
+                        /** @example +55 11 91234-5678 */
+                        phone?: string | null;
+                        /** @example website */
+                        source?: string | null;
+                        /**
+                         * @description Pipeline stage.
+                         * @example new
+                         * @enum {string}
+                         */
+                        status?: "new" | "contacted" | "qualified" | "proposal" | "negotiation" | "won" | "lost";
+                        /** @example 40 */
+                        score?: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-20T15:30:00.000Z
+                         */
+                        lastContact?: string | null;
+                        notes?: string | null;
+                        /**
+                         * @description Your system's own id for this record: unique per tenant and resource. "" or null clears it.
+                         * @example crm-4711
+                         */
+                        externalId?: string | null;
+                        /** @description Read-only: ignored when sent. */
+                        _id?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        id?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        customerId?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        tenant?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        createdBy?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        createdAt?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        updatedAt?: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: ({
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /**
+                             * @description 201 created, 200 updated.
+                             * @enum {integer}
+                             */
+                            status: 200 | 201;
+                            data: {
+                                /** Format: uuid */
+                                _id: string;
+                                name: string;
+                                email: string | null;
+                                phone: string | null;
+                                source: string | null;
+                                status: string;
+                                score: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                lastContact: string | null;
+                                notes: string | null;
+                                externalId: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The customer this lead was converted to (SPEC §13).
+                                 */
+                                customerId: string | null;
+                                /** Format: uuid */
+                                tenant: string;
+                                /** Format: uuid */
+                                createdBy: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                updatedAt: string;
+                            };
+                        } | {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            status: number;
+                            error: {
+                                /** @enum {boolean} */
+                                success: false;
+                                /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                                error: string;
+                                /** @description Stable machine code, independent of language. */
+                                code: string;
+                                details?: {
+                                    field: string;
+                                    message: string;
+                                }[];
+                                /** Format: uuid */
+                                existingId?: string;
+                                requestId?: string;
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
     updateLeadStatus: {
         parameters: {
             query?: never;
@@ -2024,6 +2592,528 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: the body is not JSON. */
             415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    convertLead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: fields of the customer, when one is created. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @example individual
+                     * @enum {string}
+                     */
+                    type?: "individual" | "company";
+                    /** @example 0 */
+                    value?: number;
+                    autoPayment?: boolean;
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lead: {
+                            /** Format: uuid */
+                            _id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            source: string | null;
+                            status: string;
+                            score: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            lastContact: string | null;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The customer this lead was converted to (SPEC §13).
+                             */
+                            customerId: string | null;
+                            /** Format: uuid */
+                            tenant: string;
+                            /** Format: uuid */
+                            createdBy: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                        customer: {
+                            /** Format: uuid */
+                            _id: string;
+                            /**
+                             * Format: uuid
+                             * @description Same value as _id.
+                             */
+                            id: string;
+                            firstName: string | null;
+                            lastName: string | null;
+                            name: string;
+                            email: string;
+                            phone: string | null;
+                            status: string;
+                            type: string;
+                            value: number;
+                            autoPayment: boolean;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                        /** @description true when the customer was created; false when it existed already. */
+                        created: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lead: {
+                            /** Format: uuid */
+                            _id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            source: string | null;
+                            status: string;
+                            score: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            lastContact: string | null;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The customer this lead was converted to (SPEC §13).
+                             */
+                            customerId: string | null;
+                            /** Format: uuid */
+                            tenant: string;
+                            /** Format: uuid */
+                            createdBy: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                        customer: {
+                            /** Format: uuid */
+                            _id: string;
+                            /**
+                             * Format: uuid
+                             * @description Same value as _id.
+                             */
+                            id: string;
+                            firstName: string | null;
+                            lastName: string | null;
+                            name: string;
+                            email: string;
+                            phone: string | null;
+                            status: string;
+                            type: string;
+                            value: number;
+                            autoPayment: boolean;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                        /** @description true when the customer was created; false when it existed already. */
+                        created: boolean;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;
@@ -2398,7 +3488,10 @@ export interface operations {
     };
     createCustomer: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Update the record that holds the body's value of this field, if any. */
+                upsert?: "email" | "externalId";
+            };
             header?: {
                 /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
                 "idempotency-key"?: string;
@@ -2453,6 +3546,58 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    ETag?: string;
+                    /** @description With `upsert=`: whether the record was created or updated. */
+                    "Funil-Upsert"?: "created" | "updated";
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        _id: string;
+                        /**
+                         * Format: uuid
+                         * @description Same value as _id.
+                         */
+                        id: string;
+                        firstName: string | null;
+                        lastName: string | null;
+                        name: string;
+                        email: string;
+                        phone: string | null;
+                        status: string;
+                        type: string;
+                        value: number;
+                        autoPayment: boolean;
+                        notes: string | null;
+                        externalId: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
@@ -2465,6 +3610,8 @@ export interface operations {
                     "RateLimit-Reset"?: number;
                     /** @description The version of the record, for `If-Match` (SPEC §8). */
                     ETag?: string;
+                    /** @description With `upsert=`: whether the record was created or updated. */
+                    "Funil-Upsert"?: "created" | "updated";
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -3624,6 +4771,430 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: the body is not JSON. */
             415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    batchCustomers: {
+        parameters: {
+            query?: {
+                /** @description Update the record that holds the body's value of this field, if any. */
+                upsert?: "email" | "externalId";
+            };
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        /** @example Maria Silva */
+                        name: string;
+                        /**
+                         * Format: email
+                         * @example maria@example.com
+                         */
+                        email: string;
+                        /** @example Maria */
+                        firstName?: string | null;
+                        /** @example Silva */
+                        lastName?: string | null;
+                        phone?: string | null;
+                        /**
+                         * @example active
+                         * @enum {string}
+                         */
+                        status?: "active" | "inactive" | "blocked";
+                        /**
+                         * @example individual
+                         * @enum {string}
+                         */
+                        type?: "individual" | "company";
+                        /** @example 0 */
+                        value?: number;
+                        autoPayment?: boolean;
+                        notes?: string | null;
+                        /**
+                         * @description Your system's own id for this record: unique per tenant and resource. "" or null clears it.
+                         * @example crm-4711
+                         */
+                        externalId?: string | null;
+                        /** @description Read-only: ignored when sent. */
+                        _id?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        id?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        createdAt?: unknown;
+                        /** @description Read-only: ignored when sent. */
+                        updatedAt?: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: ({
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /**
+                             * @description 201 created, 200 updated.
+                             * @enum {integer}
+                             */
+                            status: 200 | 201;
+                            data: {
+                                /** Format: uuid */
+                                _id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Same value as _id.
+                                 */
+                                id: string;
+                                firstName: string | null;
+                                lastName: string | null;
+                                name: string;
+                                email: string;
+                                phone: string | null;
+                                status: string;
+                                type: string;
+                                value: number;
+                                autoPayment: boolean;
+                                notes: string | null;
+                                externalId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                updatedAt: string;
+                            };
+                        } | {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            status: number;
+                            error: {
+                                /** @enum {boolean} */
+                                success: false;
+                                /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                                error: string;
+                                /** @description Stable machine code, independent of language. */
+                                code: string;
+                                details?: {
+                                    field: string;
+                                    message: string;
+                                }[];
+                                /** Format: uuid */
+                                existingId?: string;
+                                requestId?: string;
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;
