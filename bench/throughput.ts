@@ -36,7 +36,7 @@ import {
 import { freePort, type RunningServer, type ServerSpec, startServer, tail } from './throughput/server-process.js';
 import { compareWithFunil } from './throughput/sql-check.js';
 import { transpileHelpers } from './throughput/transpile.js';
-import { RUN_ORDER, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './throughput/workloads.js';
+import { FUNIL_ONLY, RUN_ORDER, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './throughput/workloads.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const POOL_SIZE = 10;
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
             : await fixture.copyPostgres();
       try {
         if (target === 'db-ceiling') {
-          for (const workload of workloads) {
+          for (const workload of workloadsOf(target)) {
             const measured = await runPgbench({
               pgbench: (pgbench as { path: string }).path,
               url: copy.location,
@@ -242,6 +242,11 @@ async function main(): Promise<void> {
   }
 }
 
+/** The selected workloads a target serves: SPEC §13's (batch, upsert) are Funil's alone. */
+function workloadsOf(target: TargetName): readonly WorkloadId[] {
+  return target.startsWith('funil') ? workloads : workloads.filter((workload) => !FUNIL_ONLY.has(workload));
+}
+
 function skipReason(
   target: TargetName,
   postgresUrl: string | undefined,
@@ -315,7 +320,7 @@ async function runHttpTarget(
       ...(target.startsWith('funil') ? { metricsUrl: `${server.url}/metrics` } : {}),
     };
     await warmUp(server, load, fixture);
-    for (const workload of workloads) {
+    for (const workload of workloadsOf(target)) {
       if (interrupted) break;
       const result = await measureWorkload(measured, load, job(server, fixture, workload), () => os.loadavg()[0] ?? 0);
       record(target, workload, round, result);

@@ -18,7 +18,7 @@ import { CUSTOMERS, LEADS } from './fixture.js';
 import type { Measurement } from './measure.js';
 import { summarise } from './measure.js';
 import { CpuSpan } from './proc.js';
-import { leadFormBody, MIX, type RequestKind, type WorkloadId } from './workloads.js';
+import { leadFormBody, MIX, type RequestKind, SINGLE, type WorkloadId } from './workloads.js';
 
 const CANDIDATES = [process.env.PGBENCH, '/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
 
@@ -70,13 +70,6 @@ function scripts(): Record<RequestKind, string> {
   };
 }
 
-const SINGLE: Record<Exclude<WorkloadId, 'W5'>, RequestKind> = {
-  W1: 'createLead',
-  W2: 'listLeads',
-  W3: 'updateLeadStatus',
-  W4: 'getCustomer',
-};
-
 export interface PgbenchJob {
   pgbench: string;
   /** The database to run on (a fresh copy of the fixture). */
@@ -98,6 +91,7 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
   try {
     const all = scripts();
     const files: string[] = [];
+    if (job.workload === 'W6' || job.workload === 'W7') throw new Error(`${job.workload} runs on Funil only`);
     const kinds: [RequestKind, number][] =
       job.workload === 'W5' ? MIX.map(({ kind, percent }) => [kind, percent]) : [[SINGLE[job.workload], 1]];
     for (const [kind, weight] of kinds) {

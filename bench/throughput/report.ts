@@ -1,7 +1,7 @@
 /** Aggregates the rounds into one row per target × workload, with the ratios, and renders them. */
 import type { Measurement } from './measure.js';
 import type { Machine } from './proc.js';
-import { WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
+import { BATCH_SIZE, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
 
 export const TARGETS = [
   'funil-postgres',
@@ -225,6 +225,8 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
     lines.push(`| ${cells.join(' | ')} |`);
   }
 
+  lines.push('', ...writePathSection(rows));
+
   lines.push(
     '',
     '## Every target',
@@ -283,4 +285,45 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
   if (info.profile) lines.push('', `CPU profile of funil-postgres under W2: ${info.profile}`);
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * SPEC §13's figures, each against Funil's single create (W1) on the same target: leads stored per
+ * second through batches of BATCH_SIZE (SPEC asks ≥ 10×), and what an upsert costs. Ratios are
+ * per round (one process, one copy of the data), so their spread is the noise between rounds.
+ */
+function writePathSection(rows: ResultRow[]): string[] {
+  const lines = [
+    '## Batches and upserts (SPEC §13), against Funil’s own single creates (W1)',
+    '',
+    `Leads stored per second: W1 req/s, and W6 req/s × ${BATCH_SIZE}. W7 is an upsert by e-mail, half of them creating ` +
+      'a lead and half updating the one the previous request created. Ratios are per round (in brackets), each from ' +
+      'one process on one copy of the data; CPU is the server process per lead.',
+    '',
+    '| target | W1 leads/s | W6 leads/s | W6 ÷ W1 | CPU ms/lead W1 / W6 | W7 upserts/s | W7 ÷ W1 | p99 ms W1 / W6 / W7 |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const find = (target: TargetName, workload: WorkloadId) =>
+    rows.find((row) => row.target === target && row.workload === workload);
+  for (const target of ['funil-postgres', 'funil-embedded'] as const) {
+    const [single, batch, upsert] = (['W1', 'W6', 'W7'] as const).map((workload) => find(target, workload));
+    if (!single || (!batch && !upsert)) continue;
+    const perRound = (other: ResultRow | undefined, scale: number) => {
+      if (!other) return '–';
+      const ratios = other.rounds.flatMap((round) => {
+        const base = single.rounds.find((candidate) => candidate.round === round.round);
+        return base ? [(round.rps * scale) / base.rps] : [];
+      });
+      return `${ratio(mean(ratios))} (${ratios.map((value) => value.toFixed(2)).join(' / ')})`;
+    };
+    const rounds = (row: ResultRow | undefined, scale: number) =>
+      row ? `${count(row.rps * scale)} (${row.rounds.map((round) => count(round.rps * scale)).join(' / ')})` : '–';
+    const cpuPerLead = batch?.cpuMsPerRequest != null ? batch.cpuMsPerRequest / BATCH_SIZE : null;
+    lines.push(
+      `| ${target} | ${rounds(single, 1)} | ${rounds(batch, BATCH_SIZE)} | ${perRound(batch, BATCH_SIZE)} | ` +
+        `${fixed(single.cpuMsPerRequest, 3)} / ${fixed(cpuPerLead, 3)} | ${rounds(upsert, 1)} | ${perRound(upsert, 1)} | ` +
+        `${fixed(single.p99Ms)} / ${fixed(batch?.p99Ms)} / ${fixed(upsert?.p99Ms)} |`,
+    );
+  }
+  return lines;
 }

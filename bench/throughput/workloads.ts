@@ -6,17 +6,28 @@ export const WORKLOADS = {
   W3: 'status of a random lead (PUT /leads/:id/status)',
   W4: 'a customer by id (GET /customers/:id)',
   W5: 'mixed: 80 % reads, 20 % writes',
+  W6: 'create 100 leads in one batch (POST /leads/batch)',
+  W7: 'upsert a lead by e-mail, half new, half just posted (POST /leads?upsert=email)',
 } as const;
 
 export type WorkloadId = keyof typeof WORKLOADS;
 export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
 /**
+ * Workloads of SPEC §13 run on Funil's targets only: the figure asked of them is Funil's own
+ * single create (W1) on the same target, in the same round.
+ */
+export const FUNIL_ONLY: ReadonlySet<WorkloadId> = new Set(['W6', 'W7']);
+/** The leads in one W6 request. */
+export const BATCH_SIZE = 100;
+/**
  * The order they run in on each target: reads first, then writes, so that the leads W1 adds (more
  * on a faster target) do not change what the reads before it see.
  */
-export const RUN_ORDER: readonly WorkloadId[] = ['W2', 'W4', 'W3', 'W1', 'W5'];
+export const RUN_ORDER: readonly WorkloadId[] = ['W2', 'W4', 'W3', 'W1', 'W5', 'W6', 'W7'];
 
 export type RequestKind = 'listLeads' | 'getLead' | 'getCustomer' | 'createLead' | 'updateLeadStatus';
+/** The request kinds of workloads the reference and the ceilings also serve. */
+type SharedWorkloadId = Exclude<WorkloadId, 'W5' | 'W6' | 'W7'>;
 
 /** W5: what a CRM integration does most (look records up, list), with one write in five. */
 export const MIX: readonly { kind: RequestKind; percent: number }[] = [
@@ -27,7 +38,7 @@ export const MIX: readonly { kind: RequestKind; percent: number }[] = [
   { kind: 'updateLeadStatus', percent: 10 },
 ];
 
-const SINGLE: Record<Exclude<WorkloadId, 'W5'>, RequestKind> = {
+export const SINGLE: Record<SharedWorkloadId, RequestKind> = {
   W1: 'createLead',
   W2: 'listLeads',
   W3: 'updateLeadStatus',
@@ -95,6 +106,21 @@ export function requestMaker(
       body: JSON.stringify({ status: pick(data.statuses, random) }),
     }),
   };
+  if (workload === 'W6') {
+    return () => {
+      const items = Array.from({ length: BATCH_SIZE }, () => leadFormBody(serial++, random));
+      return { method: 'POST', path: `${API}/leads/batch`, body: JSON.stringify({ items }) };
+    };
+  }
+  if (workload === 'W7') {
+    // Each new lead is posted again by the next request, as a form submitted twice: created, then updated.
+    let again: Record<string, unknown> | undefined;
+    return () => {
+      const body = again ? { ...again, score: Math.floor(random() * 101) } : leadFormBody(serial++, random);
+      again = again ? undefined : body;
+      return { method: 'POST', path: `${API}/leads?upsert=email`, body: JSON.stringify(body) };
+    };
+  }
   if (workload !== 'W5') return make[SINGLE[workload]];
   return () => {
     let roll = random() * 100;

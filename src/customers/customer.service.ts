@@ -40,10 +40,9 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
     ]);
   }
 
-  create(handle: Db, actor: Actor, input: CreateCustomerInput): Promise<Stored<CustomerObject>> {
+  protected createValues(_actor: Actor, input: CreateCustomerInput): Record<string, unknown> {
     const changes = withValidValue(this.fields.writableOf(input));
-    const values = { ...this.fields.defaults, ...splitName(input.name), ...changes };
-    return this.insert(handle, actor.tenantId, values);
+    return { ...this.fields.defaults, ...splitName(input.name), ...changes };
   }
 
   update(

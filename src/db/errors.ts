@@ -21,6 +21,11 @@ export function isCheckViolation(error: unknown, constraint: string): boolean {
   return e?.code === CHECK_VIOLATION && e.constraint === constraint;
 }
 
+/** The database refused the data of a statement (SQLSTATE classes 22 and 23: a value, a constraint), not the statement's running. */
+export function isRefusedData(error: unknown): boolean {
+  return /^2[23]/.test(String((error as PgError)?.code));
+}
+
 /** Text PostgreSQL cannot store: the NUL character, invalid byte sequences. */
 export function isInvalidTextError(error: unknown): boolean {
   return INVALID_TEXT.has(String((error as PgError)?.code));

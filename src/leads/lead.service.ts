@@ -55,7 +55,7 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
     this.#customers = options.customers ?? new CustomerService(db, options.scanRows);
   }
 
-  async create(handle: Db, actor: Actor, input: CreateLeadInput): Promise<Stored<LeadObject>> {
+  protected createValues(actor: Actor, input: CreateLeadInput): Record<string, unknown> {
     const values = { ...this.fields.defaults, ...this.fields.writableOf(input) };
     if (values.email == null && values.phone == null) {
       throw validationFailed(
@@ -66,7 +66,7 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
         leadMessages.leadRequired,
       );
     }
-    return this.insert(handle, actor.tenantId, { ...values, createdBy: actor.tokenId });
+    return { ...values, createdBy: actor.tokenId };
   }
 
   /**
