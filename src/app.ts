@@ -8,6 +8,7 @@ import { customerRoutes } from './customers/customer.routes.js';
 import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { defaultListScanRows } from './db/scan-window.js';
+import { eventRoutes } from './events/event.routes.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
@@ -136,6 +137,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       const listScanRows = config.listScanRows ?? defaultListScanRows(database.backend);
       await external.register(leadRoutes, { db: database.db, config, cursors, listScanRows });
       await external.register(customerRoutes, { db: database.db, cursors, listScanRows });
+      await external.register(eventRoutes, { db: database.db, config });
     },
     { prefix: EXTERNAL_PREFIX },
   );

@@ -43,6 +43,8 @@ export interface Config {
   readonly tenantConcurrency: number | undefined;
   /** The most rows a filtered list page reads; unset: 50,000 on the embedded database, no bound on PostgreSQL. */
   readonly listScanRows: number | undefined;
+  /** SPEC §14: days an event is kept in the change feed. */
+  readonly eventRetentionDays: number;
   /** Requests per minute per token on the external API (SPEC §10). */
   readonly rateLimit: number;
   /** Requests per minute per client address on the admin API. */
@@ -100,6 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
     listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
+    eventRetentionDays: integer(env, 'FUNIL_EVENT_RETENTION_DAYS', 30, 1, 36_500),
     adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
     redisUrl: nonEmpty(env.REDIS_URL),
     metricsToken: metricsToken(env.FUNIL_METRICS_TOKEN, adminToken),

@@ -52,7 +52,7 @@ export async function compareWithFunil(): Promise<{ statement: StatementName; fu
     ),
     findLead: await captured(() => leads.find(db, tenant, tenant)),
     createLead: await captured(() => leads.create(db, actor, { name: 'n', email: 'e@example.com' })),
-    updateLeadStatus: await captured(() => leads.setStatus(db, tenant, tenant, 'won')),
+    updateLeadStatus: await captured(() => leads.setStatus(db, actor, tenant, 'won')),
     findCustomer: await captured(() => customers.find(db, tenant, tenant)),
   };
   await db.destroy();

@@ -1,2 +1,14 @@
 export const SCOPES = ['leads:read', 'leads:write', 'customers:read', 'customers:write'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** What a route needs: a scope, every scope of a list, or any one of a list (`{anyOf}`). */
+export type ScopeRule = Scope | readonly Scope[] | { readonly anyOf: readonly Scope[] };
+
+/** The scopes a token lacks for `rule`, as the words of a 403 (`a`, `a and b`, `a or b`); undefined when it has them. */
+export function lackingScopes(rule: ScopeRule | undefined, held: ReadonlySet<string>): string | undefined {
+  if (rule === undefined) return undefined;
+  if (typeof rule === 'object' && 'anyOf' in rule) {
+    return rule.anyOf.some((scope) => held.has(scope)) ? undefined : rule.anyOf.join(' or ');
+  }
+  return [rule].flat().find((scope) => !held.has(scope));
+}

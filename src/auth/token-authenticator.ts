@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
 import type { PresentedToken } from './presented-token.js';
-import type { Scope } from './scopes.js';
+import { lackingScopes, type ScopeRule } from './scopes.js';
 
 export interface Principal {
   readonly tokenId: string;
@@ -53,7 +53,7 @@ export class TokenAuthenticator {
   }
 
   /** Resolves a bearer token to its principal or throws the 403 that names the cause. */
-  async authenticate(presented: PresentedToken, required: Scope | readonly Scope[] | undefined): Promise<Principal> {
+  async authenticate(presented: PresentedToken, required: ScopeRule | undefined): Promise<Principal> {
     if (presented.token === undefined) throw forbidden(authMessages.tokenMissing);
     if (presented.hash === undefined) throw forbidden(authMessages.tokenInvalid);
     const record = await this.#lookup(presented.hash);
@@ -61,7 +61,7 @@ export class TokenAuthenticator {
     if (record.revokedAt !== null) throw forbidden(authMessages.tokenRevoked);
     if (isExpired(record)) throw forbidden(authMessages.tokenExpired);
     if (!record.tenantActive) throw forbidden(authMessages.tenantInactive);
-    const requiredScope = [required ?? []].flat().find((scope) => !record.scopes.has(scope));
+    const requiredScope = lackingScopes(required, record.scopes);
     if (requiredScope !== undefined) {
       throw forbidden({
         pt: `O token não tem o escopo necessário: ${requiredScope}.`,

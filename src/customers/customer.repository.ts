@@ -30,6 +30,7 @@ export class CustomerRepository extends RecordStore {
   constructor(db: Db, scanRows?: number) {
     super(db, {
       table: 'customers',
+      events: 'customer',
       columns: customerFields.rowColumns,
       insertColumns: [...customerFields.writableKeys, 'id', 'tenantId'],
       derived: {

@@ -47,17 +47,17 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
 
   update(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     id: string,
     input: UpdateCustomerInput,
     expected?: ExpectedVersions,
   ): Promise<Stored<CustomerObject>> {
     const changes = withValidValue(this.changesOf(input));
     if (changes.name != null) {
-      return this.write(handle, tenantId, id, { ...splitName(changes.name), ...changes }, { expected });
+      return this.write(handle, actor, id, { ...splitName(changes.name), ...changes }, { expected });
     }
     const fromParts = 'firstName' in changes || 'lastName' in changes;
-    return this.write(handle, tenantId, id, changes, { expected, derived: fromParts ? ['nameFromParts'] : [] });
+    return this.write(handle, actor, id, changes, { expected, derived: fromParts ? ['nameFromParts'] : [] });
   }
 }
 

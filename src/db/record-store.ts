@@ -9,10 +9,11 @@ import {
   sql,
 } from 'kysely';
 import { newId } from '../shared/ids.js';
+import { type Change, type ChangeParams, changeEvents, EVENT_COLUMNS, type EventFamily } from './change-events.js';
 import type { Db } from './database.js';
 import { type KeysetPage, keysetPage, rowsAsNamed } from './keyset.js';
 import { containsPattern } from './like-pattern.js';
-import { conditionalWrite, type ExpectedVersions, versionIn } from './precondition.js';
+import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from './precondition.js';
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 
@@ -31,6 +32,8 @@ export interface FilterSpec {
 
 export interface RecordStoreOptions {
   readonly table: 'leads' | 'customers';
+  /** The first word of its events' types (SPEC §14). */
+  readonly events: EventFamily;
   /** The columns a read or a write returns. */
   readonly columns: readonly string[];
   /** The columns an insert sets, `id` and `tenantId` among them, in the order the statement names them. */
@@ -55,6 +58,8 @@ export interface WriteOptions {
   readonly expected?: ExpectedVersions;
   /** Names of `derived` expressions the update also sets. */
   readonly derived?: readonly string[];
+  /** The type of the update's event, when not `<family>.updated` or `.status_changed` (`lead.converted`). */
+  readonly eventType?: string | null;
 }
 
 interface Key {
@@ -68,7 +73,14 @@ interface UpdateShape {
   conditional: boolean;
 }
 
-type WriteParams = Key & Record<string, unknown> & { versions?: readonly number[] };
+type WriteParams = Key &
+  ChangeParams &
+  Record<string, unknown> & { versions?: readonly number[]; eventType?: string | null };
+
+/** A change as the parameters of its statement. */
+function changeParams(change: Change): { tenantId: string } & ChangeParams {
+  return { tenantId: change.tenantId, tokenId: change.tokenId ?? null, requestId: change.requestId ?? null };
+}
 
 /**
  * The tenant-scoped storage of one resource (leads, customers): every statement takes the tenant
@@ -80,7 +92,7 @@ export class RecordStore {
   readonly #options: RecordStoreOptions;
   readonly #find: PreparedQuery<Key, StoredRow>;
   readonly #findForUpdate: PreparedQuery<Key, StoredRow>;
-  readonly #insert: PreparedQuery<Key & Record<string, unknown>, StoredRow>;
+  readonly #insert: PreparedQuery<Key & ChangeParams & Record<string, unknown>, StoredRow>;
   readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
   readonly #largeTenants: LargeTenants | undefined;
@@ -101,44 +113,80 @@ export class RecordStore {
         any.selectFrom(table).select(columns).where('tenantId', '=', p.tenantId).where('id', '=', p.id).forUpdate(),
       ),
     );
-    this.#insert = new PreparedQuery((p: Key & Record<string, unknown>) =>
+    const family = options.events;
+    this.#insert = new PreparedQuery((p: Key & ChangeParams & Record<string, unknown>) =>
       returning<StoredRow>(
         any
-          .insertInto(table)
-          .values(Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])))
-          .returning(columns),
+          .with('written', (db) =>
+            db
+              .insertInto(table)
+              .values(Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])))
+              .returning(columns),
+          )
+          .with('event', (db) =>
+            db
+              .insertInto('events')
+              .columns(EVENT_COLUMNS)
+              .expression(changeEvents.ofRows('written', `${family}.created`, p)),
+          )
+          .selectFrom('written')
+          .selectAll(),
       ),
     );
-    // The row is locked before updatedAt is taken, so a write that waited for another one gets a
-    // later time than it (SPEC §6: a walker by updatedAt does not pass it by).
+    // The row is locked (and read as it was) before updatedAt is taken, so a write that waited for
+    // another one gets a later time than it (SPEC §6: a walker by updatedAt does not pass it by).
+    // A row that the values would not change is not written: no new version, no event (SPEC §14).
     this.#update = new PreparedByShape<UpdateShape, WriteParams, StoredRow>(
       (shape) => `${shape.columns.join(',')}|${shape.derived.join(',')}|${shape.conditional}`,
       (shape, p) => {
         const set: Record<string, unknown> = Object.fromEntries(shape.columns.map((column) => [column, p[column]]));
         for (const name of shape.derived) Object.assign(set, options.derived?.[name]?.(shape.columns, p));
+        const changes = Object.entries(set);
         set.updatedAt = sql`clock_timestamp()`;
         set.version = sql`version + 1`;
-        const query = any
-          .with('locked', (locked) =>
-            locked
-              .selectFrom(table)
-              .select('id as lockedId')
-              .where('tenantId', '=', p.tenantId)
-              .where('id', '=', p.id)
-              .forUpdate(),
-          )
-          .updateTable(table)
-          .from('locked')
-          .set(set)
-          .whereRef(`${table}.id`, '=', 'locked.lockedId');
         return returning<StoredRow>(
-          (shape.conditional ? query.where(versionIn(p.versions)) : query).returning(columns),
+          any
+            .with('locked', (db) =>
+              db
+                .selectFrom(table)
+                .select(['id as lockedId', sql`to_jsonb(${sql.table(table)})`.as('oldRow')])
+                .where('tenantId', '=', p.tenantId)
+                .where('id', '=', p.id)
+                .forUpdate(),
+            )
+            .with('written', (db) => {
+              const query = db
+                .updateTable(table)
+                .from('locked')
+                .set(set)
+                .whereRef(`${table}.id`, '=', 'locked.lockedId')
+                .where((eb) =>
+                  eb.or(changes.map(([column, value]) => eb(sql.ref(`${table}.${column}`), 'is distinct from', value))),
+                );
+              return (shape.conditional ? query.where(versionIn(p.versions)) : query).returning(columns);
+            })
+            .with('event', (db) =>
+              db.insertInto('events').columns(EVENT_COLUMNS).expression(changeEvents.ofUpdate(family, p)),
+            )
+            .selectFrom('written')
+            .selectAll(),
         );
       },
     );
     this.#delete = new PreparedByShape<boolean, WriteParams, { id: string }>(String, (conditional, p) => {
       const query = any.deleteFrom(table).where('tenantId', '=', p.tenantId).where('id', '=', p.id);
-      return returning<{ id: string }>((conditional ? query.where(versionIn(p.versions)) : query).returning('id'));
+      return returning<{ id: string }>(
+        any
+          .with('written', () => (conditional ? query.where(versionIn(p.versions)) : query).returning(columns))
+          .with('event', (db) =>
+            db
+              .insertInto('events')
+              .columns(EVENT_COLUMNS)
+              .expression(changeEvents.ofRows('written', `${family}.deleted`, p)),
+          )
+          .selectFrom('written')
+          .select('id'),
+      );
     });
   }
 
@@ -160,9 +208,9 @@ export class RecordStore {
     return (await this.find(handle, tenantId, id)) !== undefined;
   }
 
-  /** Inserts a new record with a new id; `values` holds every insert column. */
-  async insert(handle: Db, tenantId: string, values: Readonly<Record<string, unknown>>): Promise<StoredRow> {
-    return (await this.#insert.first(handle, { ...values, id: newId(), tenantId })) as StoredRow;
+  /** Inserts a new record with a new id, and its event; `values` holds every insert column. */
+  async insert(handle: Db, change: Change, values: Readonly<Record<string, unknown>>): Promise<StoredRow> {
+    return (await this.#insert.first(handle, { ...values, ...changeParams(change), id: newId() })) as StoredRow;
   }
 
   /**
@@ -171,17 +219,27 @@ export class RecordStore {
    */
   async insertMany(
     handle: Db,
-    tenantId: string,
+    change: Change,
     rows: readonly Readonly<Record<string, unknown>>[],
   ): Promise<StoredRow[]> {
     if (rows.length === 0) return [];
     const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    const { table, insertColumns, columns } = this.#options;
+    const { table, insertColumns, columns, events } = this.#options;
     const values = rows.map((row) => {
-      const full: Record<string, unknown> = { ...row, id: newId(), tenantId };
+      const full: Record<string, unknown> = { ...row, id: newId(), tenantId: change.tenantId };
       return Object.fromEntries(insertColumns.map((column) => [column, full[column]]));
     });
-    const stored = (await any.insertInto(table).values(values).returning(columns).execute()) as StoredRow[];
+    const stored = (await any
+      .with('written', (db) => db.insertInto(table).values(values).returning(columns))
+      .with('event', (db) =>
+        db
+          .insertInto('events')
+          .columns(EVENT_COLUMNS)
+          .expression(changeEvents.ofRows('written', `${events}.created`, changeParams(change))),
+      )
+      .selectFrom('written')
+      .selectAll()
+      .execute()) as StoredRow[];
     // PostgreSQL returns the rows of a multi-row VALUES in their order; the ids make sure of it.
     const byId = new Map(stored.map((row) => [row.id, row]));
     return values.map((row) => byId.get(row.id as string) as StoredRow);
@@ -191,19 +249,21 @@ export class RecordStore {
    * Updates in one statement, the If-Match condition included; undefined when the record is not in
    * the tenant; throws PreconditionFailedError when it is, in another version.
    */
-  update(
+  async update(
     handle: Db,
-    tenantId: string,
+    change: Change,
     id: string,
     values: Readonly<Record<string, unknown>>,
-    { expected, derived = [] }: WriteOptions = {},
+    { expected, derived = [], eventType = null }: WriteOptions = {},
   ): Promise<StoredRow | undefined> {
     const statement = this.#update.for({ columns: Object.keys(values), derived, conditional: expected !== undefined });
-    return conditionalWrite(
-      expected,
-      () => statement.first(handle, { ...values, tenantId, id, versions: expected }),
-      () => this.exists(handle, tenantId, id),
-    );
+    const params = { ...values, ...changeParams(change), id, versions: expected, eventType };
+    const written = expected?.length === 0 ? undefined : await statement.first(handle, params);
+    if (written) return written;
+    // Nothing written: no such record, another version than If-Match names, or nothing to change.
+    const current = await this.find(handle, change.tenantId, id);
+    if (current && expected !== undefined && !expected.includes(current.version)) throw new PreconditionFailedError();
+    return current;
   }
 
   /**
@@ -225,12 +285,12 @@ export class RecordStore {
   }
 
   /** Deletes in one statement, the If-Match condition included; false when the record is not in the tenant. */
-  async delete(handle: Db, tenantId: string, id: string, expected?: ExpectedVersions): Promise<boolean> {
+  async delete(handle: Db, change: Change, id: string, expected?: ExpectedVersions): Promise<boolean> {
     const statement = this.#delete.for(expected !== undefined);
     const deleted = await conditionalWrite(
       expected,
-      () => statement.first(handle, { tenantId, id, versions: expected }),
-      () => this.exists(handle, tenantId, id),
+      () => statement.first(handle, { ...changeParams(change), id, versions: expected }),
+      () => this.exists(handle, change.tenantId, id),
     );
     return deleted !== undefined;
   }

@@ -10,9 +10,12 @@ export function timestampText<Text extends string | null = string>(column: strin
   return sql<Text>`${sql.ref(column)}::text`;
 }
 
-/** PostgreSQL's text of a UTC timestamp with at most millisecond precision (the session runs in UTC). */
-const UTC_TEXT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,3}))?\+00$/;
-const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
+/**
+ * PostgreSQL's text of a UTC timestamp with at most millisecond precision (the session runs in
+ * UTC), as a column's text (`2026-11-21 17:05:40.5+00`) or in JSON (`2026-11-21T17:05:40.5+00:00`).
+ */
+const UTC_TEXT = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,3}))?\+00(?::00)?$/;
+const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date | null;
 
 /** PostgreSQL's text of a timestamp as the API writes it: exactly what `Date#toISOString` would. */
 export function isoFromTimestampText(text: string): string;
@@ -22,7 +25,7 @@ export function isoFromTimestampText(text: string | null): string | null {
   const utc = UTC_TEXT.exec(text);
   if (utc) return `${utc[1]}T${utc[2]}.${(utc[3] ?? '').padEnd(3, '0')}Z`;
   // Another time zone or an unusual value: the slow way, as node-postgres reads it.
-  return parseTimestamptz(text).toISOString();
+  return (parseTimestamptz(text) ?? new Date(text)).toISOString();
 }
 
 /** A timestamp as the API writes it, from a Date or from PostgreSQL's text of it. */

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
-import type { Scope } from '../auth/scopes.js';
+import type { ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
 import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a route of the external API needs (SPEC §5.2); a list needs each of them. */
-    scope?: Scope | readonly Scope[];
+    /** The scope a route of the external API needs (SPEC §5.2): one, each of a list, or `{anyOf}`. */
+    scope?: ScopeRule;
     /** Marks a route that needs no token at all. Only set on purpose. */
     public?: boolean;
   }
@@ -22,7 +22,7 @@ declare module 'fastify' {
  */
 export function requireBearerToken(app: FastifyInstance, authenticator: TokenAuthenticator): void {
   app.addHook('onRoute', (route) => {
-    const config = route.config as { scope?: Scope | readonly Scope[]; public?: boolean } | undefined;
+    const config = route.config as { scope?: ScopeRule; public?: boolean } | undefined;
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
     }
@@ -40,4 +40,14 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
 export function principalOf(request: { principal?: Principal }): Principal {
   if (!request.principal) throw new Error('principalOf called outside an authenticated scope');
   return request.principal;
+}
+
+/** Who makes a change through this request, as its events record it (SPEC §14). */
+export function actorOf(request: { principal?: Principal; id: string }): {
+  tenantId: string;
+  tokenId: string;
+  requestId: string;
+} {
+  const { tenantId, tokenId } = principalOf(request);
+  return { tenantId, tokenId, requestId: request.id };
 }

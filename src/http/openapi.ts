@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type { ScopeRule } from '../auth/scopes.js';
 import { errorResponses } from './schemas.js';
 
 const generalErrors = errorResponses(403, 429, 500, 503) as unknown as Record<string, Record<string, unknown>>;
@@ -64,16 +65,13 @@ function withoutValidatorKeywords(value: unknown): unknown {
 function documentRoute(options: DocumentOptions, schema: FastifySchema | undefined, url: string, route: RouteOptions) {
   const base = (schema ?? {}) as FastifySchema & Record<string, unknown>;
   if (!url.startsWith(`${options.prefix}/`) || base.hide) return { schema: { ...base, hide: true }, url };
-  const config = (route.config ?? {}) as { scope?: string | readonly string[] };
+  const config = (route.config ?? {}) as { scope?: ScopeRule };
   const method = String(route.method);
   const documented: Record<string, unknown> = { ...base };
   if (config.scope) {
-    const scopes = [config.scope].flat();
-    const needs = scopes.map((scope) => `\`${scope}\``).join(' and ');
-    documented.security = [{ [options.security.name]: scopes }];
-    documented.description = [base.description, `Needs the scope${scopes.length > 1 ? 's' : ''} ${needs}.`]
-      .filter(Boolean)
-      .join('\n\n');
+    const { security, needs } = scopeDocument(config.scope, options.security.name);
+    documented.security = security;
+    documented.description = [base.description, needs].filter(Boolean).join('\n\n');
   }
   if (method === 'POST' && options.decorator === 'swagger') {
     documented.headers = {
@@ -106,6 +104,22 @@ function documentRoute(options: DocumentOptions, schema: FastifySchema | undefin
     ]),
   );
   return { schema: documented, url };
+}
+
+/** A route's scope rule as OpenAPI security requirements (alternatives for `anyOf`) and as a sentence. */
+function scopeDocument(rule: ScopeRule, scheme: string) {
+  const quoted = (scopes: readonly string[], word: string) => scopes.map((scope) => `\`${scope}\``).join(` ${word} `);
+  if (typeof rule === 'object' && 'anyOf' in rule) {
+    return {
+      security: rule.anyOf.map((scope) => ({ [scheme]: [scope] })),
+      needs: `Needs the scope ${quoted(rule.anyOf, 'or')}.`,
+    };
+  }
+  const scopes = [rule].flat();
+  return {
+    security: [{ [scheme]: scopes }],
+    needs: `Needs the scope${scopes.length > 1 ? 's' : ''} ${quoted(scopes, 'and')}.`,
+  };
 }
 
 /** The route takes SPEC §13's `upsert=`. */

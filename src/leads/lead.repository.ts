@@ -38,6 +38,7 @@ export const LEAD_EXTERNAL_ID_KEY = 'leads_tenant_external_id_key';
 export function leadStore(db: Db, fields: LeadFields, scanRows?: number): RecordStore {
   return new RecordStore(db, {
     table: 'leads',
+    events: 'lead',
     columns: fields.rowColumns,
     insertColumns: [...fields.writableKeys, 'id', 'tenantId', 'createdBy'],
     filters: {

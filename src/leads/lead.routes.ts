@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { principalOf } from '../http/authenticate.js';
+import { actorOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { errorResponses, IdParams } from '../http/schemas.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
@@ -77,7 +77,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { d
     async (request, reply) => {
       const { id } = request.params as IdParams;
       const input = request.body as ConvertLeadInput;
-      const { lead, customer, created } = await service.convert(db, principalOf(request), id, input);
+      const { lead, customer, created } = await service.convert(db, actorOf(request), id, input);
       reply.code(created ? 201 : 200);
       return { lead: lead.object, customer: customer.object, created };
     },

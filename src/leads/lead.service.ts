@@ -27,6 +27,8 @@ export interface Conversion {
 
 /** The status a converted lead takes, when the deployment's list has it (FUNIL_LEAD_STATUSES). */
 const WON = 'won';
+/** The type of a converted lead's event (SPEC §14), whatever else changed with it. */
+const CONVERTED = 'lead.converted';
 
 export interface LeadServiceOptions {
   /** The field table, when the caller built it already (the routes share it with the schemas). */
@@ -99,19 +101,25 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
         'keep',
       );
       const won = this.statuses.includes(WON) ? { status: WON } : {};
-      const converted = await this.write(trx, tenantId, id, { ...won, customerId: customer.object._id }, {});
+      const converted = await this.write(
+        trx,
+        actor,
+        id,
+        { ...won, customerId: customer.object._id },
+        { eventType: CONVERTED },
+      );
       return { lead: converted, customer, created };
     });
   }
 
   update(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     id: string,
     input: UpdateLeadInput,
     expected?: ExpectedVersions,
   ): Promise<Stored<LeadObject>> {
-    return this.write(handle, tenantId, id, this.changesOf(input), { expected });
+    return this.write(handle, actor, id, this.changesOf(input), { expected });
   }
 
   /** The database checks "an e-mail or a phone" on the row as updated, in the same statement. */

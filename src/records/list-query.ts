@@ -44,12 +44,17 @@ export function listQueryFields<const F extends readonly string[]>(sortFields: F
 
 /** `status=new,won` → ['new', 'won'], each one checked against the allowed list. */
 export function statusList(raw: string | undefined, allowed: readonly string[]): string[] | undefined {
+  return commaList('status', raw, allowed);
+}
+
+/** A comma-separated parameter as its distinct values, sorted, each one checked against the allowed list. */
+export function commaList(field: string, raw: string | undefined, allowed: readonly string[]): string[] | undefined {
   if (raw === undefined) return undefined;
-  const statuses = [...new Set(raw.split(',').map((status) => status.trim()))].sort();
-  if (statuses.some((status) => !allowed.includes(status))) {
-    throw validationFailed([{ field: 'status', message: fieldMessage('status', fieldMessages.oneOf(allowed)) }]);
+  const values = [...new Set(raw.split(',').map((value) => value.trim()))].sort();
+  if (values.some((value) => !allowed.includes(value))) {
+    throw validationFailed([{ field, message: fieldMessage(field, fieldMessages.oneOf(allowed)) }]);
   }
-  return statuses;
+  return values;
 }
 
 export function parseSort<F extends string>(sort: string | undefined): { field: F; descending: boolean } {

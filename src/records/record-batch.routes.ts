@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import type { Scope } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
-import { principalOf } from '../http/authenticate.js';
+import { actorOf } from '../http/authenticate.js';
 import { errorBody, schemaError } from '../http/error-handler.js';
 import { ErrorBody, errorResponses } from '../http/schemas.js';
 import { buildValidatorCompiler } from '../http/validation.js';
@@ -78,7 +78,7 @@ export function registerBatchRoute(app: FastifyInstance, route: BatchRoute): voi
       const inputs = items.map((item) =>
         validateItem(item) ? item : schemaError(validateItem.errors ?? [], 'body', route.requiredFieldText),
       );
-      const outcomes = await route.service.batch(route.db, principalOf(request), inputs, upsert);
+      const outcomes = await route.service.batch(route.db, actorOf(request), inputs, upsert);
       return {
         results: outcomes.map((outcome, index) =>
           outcome instanceof ApiError

@@ -99,6 +99,11 @@ export function recordFields<const F extends FieldTable, const L extends readonl
     writable.filter(([, spec]) => 'default' in spec).map(([key, spec]) => [key, spec.default]),
   ) as Partial<WritableValues<F>>;
   const rowColumns = [...new Set(['id', 'tenantId', ...entries.map(([key]) => columnOf(key))]), 'version'];
+  // The first field of each column (`_id` before a customer's `id`): what a stored column shows as.
+  const fieldByColumn = new Map<string, { field: string; fromStored(value: unknown): unknown }>();
+  for (const [key, spec] of [...entries].reverse()) {
+    fieldByColumn.set(columnOf(key), { field: key, fromStored: (value) => fromStored(value, spec.storage) });
+  }
 
   return {
     schemas: {
@@ -146,6 +151,11 @@ export function recordFields<const F extends FieldTable, const L extends readonl
       const object: Record<string, unknown> = {};
       for (const [key, spec] of entries) object[key] = fromStored(row[spec.column ?? key], spec.storage);
       return object as RecordObject<F>;
+    },
+
+    /** The field a stored column shows as (`id` → `_id`), and how its value is shown (events' `previous`). */
+    fieldOf(column: string): { field: string; fromStored(value: unknown): unknown } | undefined {
+      return fieldByColumn.get(column);
     },
 
     /** A list row (read without the camel-case plugin, so under snake_case names) as a list item. */

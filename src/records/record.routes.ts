@@ -4,7 +4,7 @@ import type { Scope } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import type { KeysetPage, ListedRows, SortKey } from '../db/keyset.js';
 import type { ExpectedVersions } from '../db/precondition.js';
-import { principalOf } from '../http/authenticate.js';
+import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
 import { listPage } from '../http/list-page.js';
@@ -20,15 +20,15 @@ export interface RecordRouteService<Item extends { _id: string }> extends BatchS
   find(handle: Db, tenantId: string, id: string): Promise<Stored<unknown>>;
   create(handle: Db, actor: Actor, input: never): Promise<Stored<unknown>>;
   upsert(handle: Db, actor: Actor, key: UpsertKey, input: never): Promise<Upserted<unknown>>;
-  update(handle: Db, tenantId: string, id: string, input: never, expected?: ExpectedVersions): Promise<Stored<unknown>>;
+  update(handle: Db, actor: Actor, id: string, input: never, expected?: ExpectedVersions): Promise<Stored<unknown>>;
   setStatus(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     id: string,
     status: string,
     expected?: ExpectedVersions,
   ): Promise<Stored<unknown>>;
-  delete(handle: Db, tenantId: string, id: string, expected?: ExpectedVersions): Promise<void>;
+  delete(handle: Db, actor: Actor, id: string, expected?: ExpectedVersions): Promise<void>;
 }
 
 export interface RecordRoutes<Item extends { _id: string }> {
@@ -146,7 +146,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const { upsert } = request.query as UpsertQuery;
-      const actor = principalOf(request);
+      const actor = actorOf(request);
       // The status is set once the write is done: a deadline's 503 sent meanwhile must not be taken
       // for the outcome the idempotency plugin records.
       if (upsert === undefined) {
@@ -185,8 +185,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     async (request, reply) => {
       const { id } = request.params as IdParams;
       const { status } = request.body as { status: string };
-      const tenantId = principalOf(request).tenantId;
-      return withEtag(reply, await service.setStatus(db, tenantId, id, status, expectedVersions(request)));
+      return withEtag(reply, await service.setStatus(db, actorOf(request), id, status, expectedVersions(request)));
     },
   );
 
@@ -206,8 +205,8 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const { id } = request.params as IdParams;
-      const tenantId = principalOf(request).tenantId;
-      return withEtag(reply, await service.update(db, tenantId, id, request.body as never, expectedVersions(request)));
+      const stored = await service.update(db, actorOf(request), id, request.body as never, expectedVersions(request));
+      return withEtag(reply, stored);
     },
   );
 
@@ -226,7 +225,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request) => {
       const { id } = request.params as IdParams;
-      await service.delete(db, principalOf(request).tenantId, id, expectedVersions(request));
+      await service.delete(db, actorOf(request), id, expectedVersions(request));
       return { success: true as const };
     },
   );

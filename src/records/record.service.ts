@@ -1,3 +1,4 @@
+import type { Change } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
 import { isInvalidTextError, isRefusedData, isUniqueViolation } from '../db/errors.js';
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
@@ -36,9 +37,8 @@ export interface Upserted<T> {
   readonly created: boolean;
 }
 
-/** Who makes a change: the token, and the tenant it belongs to. */
-export interface Actor {
-  readonly tenantId: string;
+/** Who makes a change: the token, the tenant it belongs to, and the request (its events name them, SPEC §14). */
+export interface Actor extends Change {
   readonly tokenId: string;
 }
 
@@ -94,16 +94,16 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
 
   setStatus(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     id: string,
     status: string,
     expected?: WriteOptions['expected'],
   ): Promise<Stored<RecordObject<F>>> {
-    return this.write(handle, tenantId, id, { status }, { expected });
+    return this.write(handle, actor, id, { status }, { expected });
   }
 
-  async delete(handle: Db, tenantId: string, id: string, expected?: WriteOptions['expected']): Promise<void> {
-    const deleted = await this.store.delete(handle, tenantId, id, expected).catch((error: unknown) => {
+  async delete(handle: Db, actor: Actor, id: string, expected?: WriteOptions['expected']): Promise<void> {
+    const deleted = await this.store.delete(handle, actor, id, expected).catch((error: unknown) => {
       throw preconditionAsApiError(error);
     });
     if (!deleted) throw notFound(this.notFoundText);
@@ -117,7 +117,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   }
 
   create(handle: Db, actor: Actor, input: CreateInput<F>): Promise<Stored<RecordObject<F>>> {
-    return this.insert(handle, actor.tenantId, this.createValues(actor, input));
+    return this.insert(handle, actor, this.createValues(actor, input));
   }
 
   /** The values a create stores, defaults included; throws the SPEC §2 error of a rule the input breaks. */
@@ -125,7 +125,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
 
   abstract update(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     id: string,
     input: UpdateInput<F>,
     expected?: WriteOptions['expected'],
@@ -157,8 +157,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       // A create body is an update body that holds the required fields.
       const changes = input as unknown as UpdateInput<F>;
       const existing = async (id: string): Promise<Upserted<RecordObject<F>>> => ({
-        stored:
-          onExisting === 'keep' ? await this.find(trx, tenantId, id) : await this.update(trx, tenantId, id, changes),
+        stored: onExisting === 'keep' ? await this.find(trx, tenantId, id) : await this.update(trx, actor, id, changes),
         created: false,
       });
       const id = await this.store.findIdBy(trx, tenantId, key, value);
@@ -237,7 +236,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     });
     const rows = prepared.filter((values): values is Record<string, unknown> => !(values instanceof ApiError));
     let inserted: StoredRow[];
-    const insert = () => this.store.insertMany(handle, actor.tenantId, rows);
+    const insert = () => this.store.insertMany(handle, actor, rows);
     try {
       inserted = handle.isTransaction ? await inSavepoint(handle, insert) : await insert();
     } catch (error) {
@@ -264,20 +263,20 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
 
   protected async insert(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     values: Readonly<Record<string, unknown>>,
   ): Promise<Stored<RecordObject<F>>> {
     this.#checkStatus(values);
     try {
-      return this.stored(await this.store.insert(handle, tenantId, this.fields.toColumns(values)));
+      return this.stored(await this.store.insert(handle, actor, this.fields.toColumns(values)));
     } catch (error) {
-      throw await this.#settled(this.constraintError(error, tenantId, values), handle);
+      throw await this.#settled(this.constraintError(error, actor.tenantId, values), handle);
     }
   }
 
   protected async write(
     handle: Db,
-    tenantId: string,
+    actor: Actor,
     id: string,
     values: Readonly<Record<string, unknown>>,
     options: WriteOptions,
@@ -285,9 +284,9 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     this.#checkStatus(values);
     let row: StoredRow | undefined;
     try {
-      row = await this.store.update(handle, tenantId, id, this.fields.toColumns(values), options);
+      row = await this.store.update(handle, actor, id, this.fields.toColumns(values), options);
     } catch (error) {
-      throw await this.#settled(this.constraintError(preconditionAsApiError(error), tenantId, values), handle);
+      throw await this.#settled(this.constraintError(preconditionAsApiError(error), actor.tenantId, values), handle);
     }
     if (!row) throw notFound(this.notFoundText);
     return this.stored(row);

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'precondition_failed'
+  | 'cursor_expired'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'

@@ -35,7 +35,7 @@ describeEachBackend('the write path of the services, driven without HTTP (src/re
     const actor = { tenantId: tenant.id, tokenId: tenant.tokenId };
     const lead = await leads.create(ctx.db, actor, { name: 'Bia', phone: '+55 11 5555-0000' });
     await assert.rejects(
-      leads.setStatus(ctx.db, tenant.id, lead.object._id, 'archived'),
+      leads.setStatus(ctx.db, actor, lead.object._id, 'archived'),
       (error) => withCode('validation_failed')(error) && (error as ApiError).details?.[0]?.field === 'status',
     );
     await assert.rejects(
@@ -56,12 +56,13 @@ describeEachBackend('the write path of the services, driven without HTTP (src/re
       { tenantId: owner.id, tokenId: owner.tokenId },
       { name: 'Dora Reis', email: 'dora@example.com' },
     );
+    const intruder = { tenantId: other.id, tokenId: other.tokenId };
     const id = customer.object._id;
     for (const call of [
       () => customers.find(ctx.db, other.id, id),
-      () => customers.update(ctx.db, other.id, id, { notes: 'x' }),
-      () => customers.setStatus(ctx.db, other.id, id, 'blocked'),
-      () => customers.delete(ctx.db, other.id, id),
+      () => customers.update(ctx.db, intruder, id, { notes: 'x' }),
+      () => customers.setStatus(ctx.db, intruder, id, 'blocked'),
+      () => customers.delete(ctx.db, intruder, id),
     ]) {
       await assert.rejects(call(), withCode('not_found'));
     }

@@ -218,6 +218,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the change feed
+         * @description Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last event it read as `after` never misses an event and never sees one twice. While more events exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). Lead events need `leads:read`, customer events `customers:read`. Events are kept FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`.
+         *
+         *     Needs the scope `leads:read` or `customers:read`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5553,6 +5575,335 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: the body is not JSON. */
             415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description The id of the last event read: the page starts after it. Without it, the oldest events kept. */
+                after?: string;
+                /**
+                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.deleted, customer.created, customer.updated, customer.status_changed, customer.deleted.
+                 * @example lead.created,lead.status_changed
+                 */
+                types?: string;
+                /** @description One record's history (also after it was deleted). */
+                objectId?: string;
+                /** @description Events per page (1–1000). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
+                        id: string;
+                        /** @enum {string} */
+                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        occurredAt: string;
+                        /** Format: uuid */
+                        tenant: string;
+                        actor: {
+                            /**
+                             * Format: uuid
+                             * @description The token that made the change.
+                             */
+                            tokenId: string | null;
+                        };
+                        /** @description The X-Request-Id of the request that made the change. */
+                        requestId: string | null;
+                        data: {
+                            /** @description The full object after the change (before it, for a delete). */
+                            object: {
+                                /** Format: uuid */
+                                _id: string;
+                                name: string;
+                                email: string | null;
+                                phone: string | null;
+                                source: string | null;
+                                status: string;
+                                score: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                lastContact: string | null;
+                                notes: string | null;
+                                externalId: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The customer this lead was converted to (SPEC §13).
+                                 */
+                                customerId: string | null;
+                                /** Format: uuid */
+                                tenant: string;
+                                /** Format: uuid */
+                                createdBy: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                updatedAt: string;
+                            } | {
+                                /** Format: uuid */
+                                _id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Same value as _id.
+                                 */
+                                id: string;
+                                firstName: string | null;
+                                lastName: string | null;
+                                name: string;
+                                email: string;
+                                phone: string | null;
+                                status: string;
+                                type: string;
+                                value: number;
+                                autoPayment: boolean;
+                                notes: string | null;
+                                externalId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                updatedAt: string;
+                            };
+                            /** @description The fields the change changed; [] on create and delete. */
+                            changedFields: string[];
+                            /** @description The former value of each changed field. */
+                            previous: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    }[];
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description Error. */
+            410: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;

@@ -1,0 +1,59 @@
+import { type RawBuilder, sql } from 'kysely';
+
+/**
+ * Who made a change, as its event records it (SPEC §14): the tenant, and the token and request
+ * that made it (none for a change made by the server itself).
+ */
+export interface Change {
+  readonly tenantId: string;
+  readonly tokenId?: string | null | undefined;
+  readonly requestId?: string | null | undefined;
+}
+
+/** The first word of an event's type: `lead.created`, `customer.deleted`. */
+export type EventFamily = 'lead' | 'customer';
+
+/** The columns of `events` an event statement sets, in the order of the select lists below. */
+export const EVENT_COLUMNS = ['tenantId', 'type', 'objectId', 'tokenId', 'requestId', 'object', 'previous'] as const;
+
+/**
+ * The events of a write, written by the write's own statement (a data-modifying CTE), so that no
+ * change commits without its event and no event without its change. Each takes the CTE of the
+ * written rows by name; the row goes into the event as the database holds it (`to_jsonb`), and is
+ * shaped for the API when the feed is read.
+ */
+export const changeEvents = {
+  /** One event of `type` per row of `written` (an insert's rows, or a delete's, as they were). */
+  ofRows(written: string, type: string, change: ChangeParams): RawBuilder<unknown> {
+    const rows = sql.table(written);
+    return sql`select tenant_id, ${type}, id, ${change.tokenId}::uuid, ${change.requestId}::text, to_jsonb(${rows}), '{}'::jsonb from ${rows}`;
+  },
+
+  /**
+   * The event of an update: `written` holds the row after it, `locked` the row before it
+   * (`old_row`, as jsonb). `previous` holds the former values of the columns that changed; the
+   * type is `<family>.status_changed` when the status is among them, else `<family>.updated`,
+   * unless the write names its own (`lead.converted`).
+   */
+  ofUpdate(family: EventFamily, change: ChangeParams & { eventType?: unknown }): RawBuilder<unknown> {
+    return sql`
+      select w.tenant_id,
+        coalesce(${change.eventType}::text,
+          case when d.previous ? 'status' then ${`${family}.status_changed`} else ${`${family}.updated`} end),
+        w.id, ${change.tokenId}::uuid, ${change.requestId}::text, to_jsonb(w), d.previous
+      from written w cross join locked l
+      cross join lateral (
+        select coalesce(jsonb_object_agg(o.key, o.value), '{}'::jsonb) as previous
+        from jsonb_each(l.old_row) o
+        where o.key not in ('version', 'updated_at')
+          and to_jsonb(w) ? o.key
+          and o.value is distinct from to_jsonb(w) -> o.key
+      ) d`;
+  },
+};
+
+/** The values of a change as statement parameters (placeholders, in a prepared statement). */
+export interface ChangeParams {
+  readonly tokenId: unknown;
+  readonly requestId: unknown;
+}

@@ -1,0 +1,96 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+
+/** An event's place in the feed: its transaction's id (xid8, as decimal text), then its sequence number. */
+export interface Position {
+  readonly xid: string;
+  readonly seq: string;
+}
+
+/** An event as stored (see migration 2026-11-24T1400-events). */
+export interface EventRow {
+  readonly xid: string;
+  readonly seq: string;
+  readonly type: string;
+  readonly objectId: string;
+  readonly occurredAt: Date;
+  readonly tokenId: string | null;
+  readonly requestId: string | null;
+  /** The row as the database held it (`to_jsonb`, snake_case keys). */
+  readonly object: Readonly<Record<string, unknown>>;
+  /** The former values of the columns that changed (snake_case keys). */
+  readonly previous: Readonly<Record<string, unknown>>;
+}
+
+export interface FeedQuery {
+  readonly after?: Position | undefined;
+  /** The event types to return (the caller's scopes and `types=` already applied); never empty. */
+  readonly types: readonly string[];
+  readonly objectId?: string | undefined;
+  /** Rows to read: the page size plus one, which tells whether more follow. */
+  readonly limit: number;
+}
+
+/**
+ * The change feed of each tenant (SPEC §14), read in commit order: only events whose transaction
+ * is older than every transaction still running are shown (`xid < pg_snapshot_xmin(…)`), ordered
+ * by (xid, seq). An event that becomes visible later has a larger xid than any shown already, so a
+ * reader that resumes after the last event it saw misses none and sees none twice.
+ */
+export class EventRepository {
+  constructor(private readonly db: Db) {}
+
+  async feed(tenantId: string, query: FeedQuery): Promise<EventRow[]> {
+    const after = query.after ? sql`and (xid, seq) > (${query.after.xid}::xid8, ${query.after.seq}::bigint)` : sql``;
+    const object = query.objectId ? sql`and object_id = ${query.objectId}` : sql``;
+    const { rows } = await sql<EventRow>`
+      select xid::text as xid, seq::text as seq, type, object_id, occurred_at, token_id, request_id, object, previous
+      from events
+      where tenant_id = ${tenantId}
+        ${after}
+        and xid < pg_snapshot_xmin(pg_current_snapshot())
+        and type = any(${query.types})
+        ${object}
+      order by xid, seq
+      limit ${query.limit}`.execute(this.db);
+    return rows;
+  }
+
+  /** The position of the newest event retention has removed, if any (an older `after` is a 410). */
+  async prunedThrough(): Promise<Position | undefined> {
+    const { rows } = await sql<Position>`
+      select pruned_through_xid::text as xid, pruned_through_seq::text as seq from event_retention`.execute(this.db);
+    return rows[0];
+  }
+
+  /**
+   * Removes up to `batch` events that occurred before `cutoff`, oldest first, and remembers the
+   * newest position removed; answers how many went. Only old rows are touched: writers, who add
+   * new ones, never wait for it.
+   */
+  async prune(cutoff: Date, batch: number): Promise<number> {
+    const { rows } = await sql<{ deleted: number }>`
+      with gone as (
+        delete from events
+        where ctid = any(array(select ctid from events where occurred_at < ${cutoff} order by occurred_at limit ${batch}))
+        returning xid, seq
+      ), newest as (
+        select xid, seq from gone order by xid desc, seq desc limit 1
+      ), remembered as (
+        insert into event_retention (singleton, pruned_through_xid, pruned_through_seq)
+        select true, xid, seq from newest
+        on conflict (singleton) do update
+          set pruned_through_xid = excluded.pruned_through_xid, pruned_through_seq = excluded.pruned_through_seq
+          where (excluded.pruned_through_xid, excluded.pruned_through_seq)
+            > (event_retention.pruned_through_xid, event_retention.pruned_through_seq)
+      )
+      select count(*)::int as deleted from gone`.execute(this.db);
+    return rows[0]?.deleted ?? 0;
+  }
+}
+
+/** Whether position `a` comes before (or is) `b`. */
+export function notAfter(a: Position, b: Position): boolean {
+  const [ax, bx] = [BigInt(a.xid), BigInt(b.xid)];
+  return ax < bx || (ax === bx && BigInt(a.seq) <= BigInt(b.seq));
+}

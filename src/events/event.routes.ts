@@ -1,0 +1,65 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from '../config.js';
+import { customerFields } from '../customers/customer.fields.js';
+import { Customer } from '../customers/customer.schemas.js';
+import type { Db } from '../db/database.js';
+import { principalOf } from '../http/authenticate.js';
+import { setNextPage } from '../http/next-page.js';
+import { errorResponses } from '../http/schemas.js';
+import { leadFields } from '../leads/lead.fields.js';
+import { commaList } from '../records/list-query.js';
+import { EventRepository } from './event.repository.js';
+import { EventListQuery, eventSchemas } from './event.schemas.js';
+import { ALL_EVENT_TYPES, EventService } from './event.service.js';
+import { pruneEventsPeriodically } from './event-retention.js';
+
+interface EventRoutesOptions {
+  db: Db;
+  config: Config;
+}
+
+/** SPEC §14: `GET /events`, the change feed of the caller's tenant, and its retention. */
+export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { db, config }) => {
+  const leads = leadFields(config.leadStatuses);
+  const repository = new EventRepository(db);
+  const service = new EventService(repository, { lead: leads, customer: customerFields });
+  const { EventList } = eventSchemas(leads.schemas.object, Customer);
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        summary: 'Follow the change feed',
+        description:
+          'Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last ' +
+          'event it read as `after` never misses an event and never sees one twice. While more events exist, the ' +
+          'answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). ' +
+          'Lead events need `leads:read`, customer events `customers:read`. Events are kept ' +
+          'FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`.',
+        tags: ['events'],
+        querystring: EventListQuery,
+        response: { 200: EventList, ...errorResponses(400, 403, 410) },
+      },
+      config: { scope: { anyOf: ['leads:read', 'customers:read'] } },
+    },
+    async (request, reply) => {
+      const query = request.query as EventListQuery;
+      const principal = principalOf(request);
+      const { events, more } = await service.feed({
+        tenantId: principal.tenantId,
+        scopes: principal.scopes,
+        after: query.after,
+        types: commaList('types', query.types, ALL_EVENT_TYPES),
+        objectId: query.objectId,
+        limit: query.limit ?? 100,
+      });
+      const last = events[events.length - 1];
+      if (more && last) setNextPage(request, reply, last.id, 'after');
+      return events;
+    },
+  );
+
+  const stop = pruneEventsPeriodically(repository, config.eventRetentionDays, app.log);
+  app.addHook('onClose', stop);
+};

@@ -1,0 +1,65 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { Nullable, StringEnum, Timestamp } from '../shared/schemas.js';
+import { ALL_EVENT_TYPES } from './event.service.js';
+
+const Uuid = Type.String({ format: 'uuid' });
+
+export const EventListQuery = Type.Object(
+  {
+    after: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-f]{32}$',
+        description: 'The id of the last event read: the page starts after it. Without it, the oldest events kept.',
+      }),
+    ),
+    types: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: `Comma-separated event types: ${ALL_EVENT_TYPES.join(', ')}.`,
+        examples: ['lead.created,lead.status_changed'],
+      }),
+    ),
+    objectId: Type.Optional(
+      Type.String({ format: 'uuid', description: "One record's history (also after it was deleted)." }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Events per page (1–1000).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type EventListQuery = Static<typeof EventListQuery>;
+
+/** SPEC §14's event, `object` being the full lead or customer object of the app. */
+export function eventSchemas(lead: TSchema, customer: TSchema) {
+  const Event = Type.Object(
+    {
+      id: Type.String({ description: 'Opaque; ids sort in feed order. Send the last one read as `after`.' }),
+      type: StringEnum(ALL_EVENT_TYPES),
+      occurredAt: Timestamp,
+      tenant: Uuid,
+      actor: Type.Object(
+        { tokenId: Nullable(Type.String({ format: 'uuid', description: 'The token that made the change.' })) },
+        { additionalProperties: false },
+      ),
+      requestId: Nullable(Type.String({ description: 'The X-Request-Id of the request that made the change.' })),
+      data: Type.Object(
+        {
+          object: Type.Union([lead, customer], {
+            description: 'The full object after the change (before it, for a delete).',
+          }),
+          changedFields: Type.Array(Type.String(), {
+            description: 'The fields the change changed; [] on create and delete.',
+          }),
+          previous: Type.Record(Type.String(), Type.Unknown(), {
+            description: 'The former value of each changed field.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  );
+  return { Event, EventList: Type.Array(Event) };
+}

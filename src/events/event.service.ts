@@ -1,0 +1,115 @@
+import type { StoredRow } from '../db/record-store.js';
+import { ApiError, forbidden, validationFailed } from '../shared/errors.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import { eventMessages } from './event.messages.js';
+import { type EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
+
+/** SPEC §14's event types, by family; each family needs its resource's read scope. */
+export const EVENT_TYPES = {
+  lead: ['lead.created', 'lead.updated', 'lead.status_changed', 'lead.converted', 'lead.deleted'],
+  customer: ['customer.created', 'customer.updated', 'customer.status_changed', 'customer.deleted'],
+} as const;
+export type EventFamily = keyof typeof EVENT_TYPES;
+export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer];
+const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
+
+/** How a family's stored rows become API objects: its resource's field table. */
+export interface FamilyFields {
+  toObject(row: StoredRow): Record<string, unknown>;
+  /** The API name of each column (`id` → `_id`), and how to show a column's stored value. */
+  fieldOf(column: string): { field: string; fromStored(value: unknown): unknown } | undefined;
+}
+
+export interface ApiEvent {
+  id: string;
+  type: string;
+  occurredAt: string;
+  tenant: string;
+  actor: { tokenId: string | null };
+  requestId: string | null;
+  data: { object: Record<string, unknown>; changedFields: string[]; previous: Record<string, unknown> };
+}
+
+export interface FeedRequest {
+  tenantId: string;
+  scopes: ReadonlySet<string>;
+  after?: string | undefined;
+  types?: readonly string[] | undefined;
+  objectId?: string | undefined;
+  limit: number;
+}
+
+/** An event id: its position, as 16 hex digits of xid then 16 of seq (ids sort in feed order). */
+const EVENT_ID = /^[0-9a-f]{32}$/;
+
+export class EventService {
+  constructor(
+    private readonly events: EventRepository,
+    private readonly fields: Readonly<Record<EventFamily, FamilyFields>>,
+  ) {}
+
+  /** A page of the feed: the events after `after`, oldest first; `more` when others follow. */
+  async feed(request: FeedRequest): Promise<{ events: ApiEvent[]; more: boolean }> {
+    const types = this.#visibleTypes(request.scopes, request.types);
+    const after = request.after === undefined ? undefined : positionOf(request.after);
+    if (after) {
+      const pruned = await this.events.prunedThrough();
+      if (pruned && notAfter(after, pruned)) throw new ApiError(410, 'cursor_expired', eventMessages.cursorExpired);
+    }
+    const rows = await this.events.feed(request.tenantId, {
+      after,
+      types,
+      objectId: request.objectId,
+      limit: request.limit + 1,
+    });
+    const page = rows.slice(0, request.limit);
+    return { events: page.map((row) => this.#render(request.tenantId, row)), more: rows.length > request.limit };
+  }
+
+  /** The requested types the token may read; asking for a family it may not read is a 403. */
+  #visibleTypes(scopes: ReadonlySet<string>, requested: readonly string[] | undefined): string[] {
+    const allowed = (Object.keys(EVENT_TYPES) as EventFamily[]).filter((family) => scopes.has(READ_SCOPE[family]));
+    if (allowed.length === 0) throw forbidden(eventMessages.scopeNeeded);
+    if (requested === undefined) return allowed.flatMap((family) => EVENT_TYPES[family]);
+    const denied = requested.find((type) => !allowed.includes(familyOf(type)));
+    if (denied) throw forbidden(eventMessages.typeNotAllowed(denied, READ_SCOPE[familyOf(denied)]));
+    return [...new Set(requested)];
+  }
+
+  #render(tenantId: string, row: EventRow): ApiEvent {
+    const fields = this.fields[familyOf(row.type)];
+    const object = fields.toObject(row.object as StoredRow);
+    const former: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(row.previous)) {
+      const field = fields.fieldOf(column);
+      if (field) former[field.field] = field.fromStored(value);
+    }
+    // In the order of the object's fields, not jsonb's.
+    const changedFields = Object.keys(object).filter((field) => field in former);
+    const previous = Object.fromEntries(changedFields.map((field) => [field, former[field]]));
+    return {
+      id: idOf(row),
+      type: row.type,
+      occurredAt: row.occurredAt.toISOString(),
+      tenant: tenantId,
+      actor: { tokenId: row.tokenId },
+      requestId: row.requestId,
+      data: { object, changedFields, previous },
+    };
+  }
+}
+
+function familyOf(type: string): EventFamily {
+  return type.slice(0, type.indexOf('.')) as EventFamily;
+}
+
+function idOf(row: Pick<EventRow, 'xid' | 'seq'>): string {
+  return BigInt(row.xid).toString(16).padStart(16, '0') + BigInt(row.seq).toString(16).padStart(16, '0');
+}
+
+function positionOf(id: string): Position {
+  if (!EVENT_ID.test(id)) {
+    throw validationFailed([{ field: 'after', message: fieldMessage('after', fieldMessages.invalid()) }]);
+  }
+  return { xid: BigInt(`0x${id.slice(0, 16)}`).toString(), seq: BigInt(`0x${id.slice(16)}`).toString() };
+}
