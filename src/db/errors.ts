@@ -2,7 +2,21 @@
 const UNIQUE_VIOLATION = '23505';
 const CHECK_VIOLATION = '23514';
 const INVALID_TEXT = new Set(['22021', '22P05']);
-const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '53300', '57014']);
+// 40P01 and 40001 are left after their retries (inTransaction): the client may retry as well.
+const UNAVAILABLE = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+  '53300',
+  '57014',
+  '40P01',
+  '40001',
+]);
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 interface PgError {
@@ -19,6 +33,12 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
 export function isCheckViolation(error: unknown, constraint: string): boolean {
   const e = error as PgError;
   return e?.code === CHECK_VIOLATION && e.constraint === constraint;
+}
+
+/** PostgreSQL aborted the transaction to break a deadlock, or as a serialization failure: running it again may succeed. */
+export function isTransient(error: unknown): boolean {
+  const code = (error as PgError)?.code;
+  return code === '40P01' || code === '40001';
 }
 
 /** The database refused the data of a statement (SQLSTATE classes 22 and 23: a value, a constraint), not the statement's running. */

@@ -77,6 +77,13 @@ type WriteParams = Key &
   ChangeParams &
   Record<string, unknown> & { versions?: readonly number[]; eventType?: string | null };
 
+/**
+ * A new record's times: when its statement began, not its transaction (`now()`), so that a create
+ * that first waited inside a transaction (an upsert's lock) is not stamped before rows that
+ * committed meanwhile (SPEC §6: a walker by updatedAt does not pass it by). One value for both.
+ */
+const STAMPS = { createdAt: sql`statement_timestamp()`, updatedAt: sql`statement_timestamp()` };
+
 /** A change as the parameters of its statement. */
 function changeParams(change: Change): { tenantId: string } & ChangeParams {
   return { tenantId: change.tenantId, tokenId: change.tokenId ?? null, requestId: change.requestId ?? null };
@@ -120,7 +127,7 @@ export class RecordStore {
           .with('written', (db) =>
             db
               .insertInto(table)
-              .values(Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])))
+              .values({ ...Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])), ...STAMPS })
               .returning(columns),
           )
           .with('event', (db) =>
@@ -227,7 +234,10 @@ export class RecordStore {
     const { table, insertColumns, columns, events } = this.#options;
     const values = rows.map((row) => {
       const full: Record<string, unknown> = { ...row, id: newId(), tenantId: change.tenantId };
-      return Object.fromEntries(insertColumns.map((column) => [column, full[column]]));
+      return { ...Object.fromEntries(insertColumns.map((column) => [column, full[column]])), ...STAMPS } as Record<
+        string,
+        unknown
+      >;
     });
     const stored = (await any
       .with('written', (db) => db.insertInto(table).values(values).returning(columns))

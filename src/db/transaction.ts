@@ -1,12 +1,31 @@
+import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { isTransient } from './errors.js';
 
 /**
  * Runs `work` in a transaction: the caller's, when `handle` is one already (a batch, a conversion),
- * else a new one that commits when `work` resolves and rolls back when it throws.
+ * else a new one that commits when `work` resolves and rolls back when it throws. A new one that
+ * PostgreSQL aborts to break a deadlock (two batches taking the same keys in another order) is run
+ * again: it wrote nothing, and `work` talks to the database only through its transaction.
  */
 export function inTransaction<T>(handle: Db, work: (trx: Db) => Promise<T>): Promise<T> {
-  return handle.isTransaction ? work(handle) : handle.transaction().execute(work);
+  return handle.isTransaction ? work(handle) : retryingTransient(() => handle.transaction().execute(work));
+}
+
+const TRANSIENT_ATTEMPTS = 3;
+
+/** Runs `attempt` again (up to 3 times in all) when the database aborted it as a deadlock victim or a serialization failure. */
+export async function retryingTransient<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries === TRANSIENT_ATTEMPTS || !isTransient(error)) throw error;
+      // The survivor of a deadlock may still hold what this one needs: let it finish first.
+      await setTimeout(10 + Math.random() * 50);
+    }
+  }
 }
 
 /**
@@ -35,4 +54,17 @@ export async function inSavepoint<T>(trx: Db, work: () => Promise<T>): Promise<T
  */
 export async function lockKey(trx: Db, key: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+}
+
+/**
+ * Takes the locks of many keys at once, in the order of their hashes: two transactions that lock
+ * overlapping sets this way wait for each other, but never in a circle (a deadlock).
+ */
+export async function lockKeys(trx: Db, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await sql`
+    select pg_advisory_xact_lock(hash)
+    from (select hashtextextended(key, 0) as hash from unnest(${keys}::text[]) as key order by 1) as sorted`.execute(
+    trx,
+  );
 }

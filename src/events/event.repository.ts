@@ -51,7 +51,8 @@ export class EventRepository {
         and xid < pg_snapshot_xmin(pg_current_snapshot())
         and type = any(${query.types})
         ${object}
-      order by xid, seq
+      -- The table's columns, not the text of them the select list names alike.
+      order by events.xid, events.seq
       limit ${query.limit}`.execute(this.db);
     return rows;
   }

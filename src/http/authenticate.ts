@@ -26,6 +26,8 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
     }
+    const listed = Array.isArray(config.scope) ? config.scope : (config.scope as { anyOf?: unknown[] })?.anyOf;
+    if (listed?.length === 0) throw new Error(`Route ${route.method} ${route.url} declares an empty list of scopes`);
     if (config.public) return;
     const scope = config.scope;
     appendRouteHook(route, 'onRequest', async (request) => {

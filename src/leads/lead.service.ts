@@ -35,7 +35,7 @@ export interface LeadServiceOptions {
   fields?: LeadFields;
   /** The most rows a filtered list page reads (RecordStore.list). */
   scanRows?: number | undefined;
-  /** Where conversions find or create customers (the routes share one with the customer routes). */
+  /** Where conversions find or create customers (one of its own when not given). */
   customers?: CustomerService;
 }
 

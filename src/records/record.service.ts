@@ -4,7 +4,7 @@ import { isInvalidTextError, isRefusedData, isUniqueViolation } from '../db/erro
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
-import { inSavepoint, inTransaction, lockKey } from '../db/transaction.js';
+import { inSavepoint, inTransaction, lockKey, lockKeys, retryingTransient } from '../db/transaction.js';
 import {
   ApiError,
   conflict,
@@ -26,6 +26,9 @@ export interface UniqueField {
   /** Only a caller with this scope learns the holder's id (SPEC §2). */
   readonly readScope: string;
 }
+
+/** How many times an upsert looks for its record when what it found changed under it. */
+const UPSERT_ATTEMPTS = 3;
 
 /** The fields an upsert may match on (SPEC §13). */
 export const UPSERT_KEYS = ['email', 'externalId'] as const;
@@ -150,25 +153,35 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     if (value == null || value === '') {
       throw validationFailed([{ field: key, message: fieldMessage(key, fieldMessages.upsertKey()) }]);
     }
+    // The body must be a valid create body (SPEC §13), whichever way it goes.
+    this.#checkStatus(this.createValues(actor, input));
     const { tenantId } = actor;
     const unique = this.uniqueFields.find((field) => field.field === key);
+    // A create body is an update body that holds the required fields.
+    const changes = input as unknown as UpdateInput<F>;
     return this.transaction(handle, async (trx) => {
-      await lockKey(trx, [tenantId, this.store.table, key, value].join('|'));
-      // A create body is an update body that holds the required fields.
-      const changes = input as unknown as UpdateInput<F>;
-      const existing = async (id: string): Promise<Upserted<RecordObject<F>>> => ({
-        stored: onExisting === 'keep' ? await this.find(trx, tenantId, id) : await this.update(trx, actor, id, changes),
-        created: false,
-      });
-      const id = await this.store.findIdBy(trx, tenantId, key, value);
-      if (id) return existing(id);
-      if (!unique) return { stored: await this.create(trx, actor, input), created: true };
-      try {
-        return { stored: await inSavepoint(trx, () => this.create(trx, actor, input)), created: true };
-      } catch (error) {
-        const holder = error instanceof UniqueFieldClash && error.unique === unique && (await error.holder(trx));
-        if (!holder) throw error;
-        return existing(holder);
+      await lockKey(trx, this.#lockName(tenantId, key, value));
+      // Deletes and plain creates do not take the key's lock: the record found may be gone when it
+      // is written, and a create may take the key meanwhile. Either way, look again.
+      for (let attempt = 1; ; attempt++) {
+        const lastAttempt = attempt === UPSERT_ATTEMPTS;
+        const id = await this.store.findIdBy(trx, tenantId, key, value);
+        if (id) {
+          try {
+            const stored =
+              onExisting === 'keep' ? await this.find(trx, tenantId, id) : await this.update(trx, actor, id, changes);
+            return { stored, created: false };
+          } catch (error) {
+            if (lastAttempt || !(error instanceof ApiError && error.statusCode === 404)) throw error;
+            continue;
+          }
+        }
+        if (!unique) return { stored: await this.create(trx, actor, input), created: true };
+        try {
+          return { stored: await inSavepoint(trx, () => this.create(trx, actor, input)), created: true };
+        } catch (error) {
+          if (lastAttempt || !(error instanceof UniqueFieldClash && error.unique === unique)) throw error;
+        }
       }
     });
   }
@@ -195,6 +208,13 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       if (created) return created;
     }
     return this.transaction(handle, async (trx) => {
+      // Every key up front, in one order for all: two batches upserting overlapping keys in
+      // different orders would otherwise each hold a key the other waits for.
+      if (key !== undefined) {
+        const values = inputs.flatMap((input) => (input instanceof ApiError ? [] : [input[key as keyof typeof input]]));
+        const present = values.filter((value) => value != null && value !== '');
+        await lockKeys(trx, [...new Set(present.map((value) => this.#lockName(actor.tenantId, key, value)))]);
+      }
       const outcomes: (Upserted<RecordObject<F>> | ApiError)[] = [];
       for (const input of inputs) {
         if (input instanceof ApiError) {
@@ -238,7 +258,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     let inserted: StoredRow[];
     const insert = () => this.store.insertMany(handle, actor, rows);
     try {
-      inserted = handle.isTransaction ? await inSavepoint(handle, insert) : await insert();
+      inserted = handle.isTransaction ? await inSavepoint(handle, insert) : await retryingTransient(insert);
     } catch (error) {
       if (isRefusedData(error)) return undefined;
       throw error;
@@ -290,6 +310,11 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     }
     if (!row) throw notFound(this.notFoundText);
     return this.stored(row);
+  }
+
+  /** The name of the lock writers of one upsert key take turns on: tenant, resource, field, value. */
+  #lockName(tenantId: string, key: UpsertKey, value: unknown): string {
+    return [tenantId, this.store.table, key, value].join('|');
   }
 
   /**

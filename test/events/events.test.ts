@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import { sql } from 'kysely';
 import { EventRepository } from '../../src/events/event.repository.js';
 import { pruneOld } from '../../src/events/event-retention.js';
+import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 let sequence = 0;
@@ -17,6 +18,7 @@ describeEachBackend('the change feed (SPEC §14)', (ctx) => {
   });
 
   const events = async (query: Record<string, string> = {}, token = tenant.token) => {
+    await feedSettled(ctx.db, tenant.id);
     const res = await ctx.request('GET', `${API}/events`, { token, query: { limit: '1000', ...query } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body as Event[];

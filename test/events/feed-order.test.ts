@@ -4,6 +4,7 @@ import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { LeadService } from '../../src/leads/lead.service.js';
+import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 interface FeedEvent {
@@ -40,6 +41,7 @@ describeEachBackend('the change feed in commit order (SPEC §14)', (ctx) => {
   it('holds back a committed event while an earlier writer is still open, then shows both in order', async () => {
     // PGlite runs one transaction at a time: no write can commit while another is open.
     if (ctx.backend !== 'postgres') return;
+    await feedSettled(ctx.db, tenant.id);
     const { events: before } = await read();
     const start = before.at(-1)?.id;
     let commit!: () => void;
@@ -57,6 +59,7 @@ describeEachBackend('the change feed in commit order (SPEC §14)', (ctx) => {
     assert.deepEqual(during.events, [], 'nothing after the open transaction’s event is shown yet');
     commit();
     await first;
+    await feedSettled(ctx.db, tenant.id);
     const afterwards = await read(start);
     assert.deepEqual(
       afterwards.events.map((event) => event.data.object._id),
@@ -80,6 +83,7 @@ describeEachBackend('the change feed in commit order (SPEC §14)', (ctx) => {
         });
       }
     };
+    await feedSettled(ctx.db, tenant.id);
     const { events: before } = await read();
     let after = before.at(-1)?.id;
     const seen: string[] = [];
@@ -101,6 +105,7 @@ describeEachBackend('the change feed in commit order (SPEC §14)', (ctx) => {
     writing = false;
     await reader;
     assert.equal(new Set(seen).size, seen.length, 'no event seen twice');
+    assert.deepEqual(seen, [...seen].sort(), 'in feed order: ids sort as their positions');
     assert.equal(seen.length, expected, 'every event seen');
     const stored = await sql<{ n: number }>`
       select count(*)::int as n from events where tenant_id = ${tenant.id} and type like 'lead.%'

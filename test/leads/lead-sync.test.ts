@@ -126,7 +126,8 @@ describeEachBackend('GET /leads?sort=updatedAt&updatedSince=T while others write
         const id = rowIds[Math.floor(Math.random() * rowIds.length)] as string;
         const res = await ctx.request('PUT', `${LEADS}/${id}`, {
           token: chased.token,
-          body: { score: updates.length % 101 },
+          // A note of its own: an update that changes nothing would write nothing (SPEC §14).
+          body: { score: updates.length % 101, notes: `update ${updates.length} ${Math.random()}` },
         });
         assert.equal(res.status, 200, JSON.stringify(res.body));
         updates.push({ id, end: performance.now() });

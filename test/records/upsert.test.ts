@@ -122,6 +122,32 @@ describeEachBackend('upsert on POST /leads and /customers (SPEC §13)', (ctx) =>
     });
   }
 
+  it('the body must be a valid create body also when it updates: a lead without e-mail or phone is a 400', async () => {
+    const externalId = unique('rule');
+    await upsert('leads', 'externalId', { name: 'Has phone', phone: '1', externalId });
+    const res = await upsert('leads', 'externalId', { name: 'No contact', externalId });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.details.map((d: { field: string }) => d.field),
+      ['email', 'phone'],
+    );
+    const res2 = await upsert('customers', 'email', { name: 'Bad value', email: email(), value: 1.234 });
+    assert.equal(res2.status, 400);
+  });
+
+  it('stamps a create with the time of its statement, not of its transaction', async () => {
+    const customers = new CustomerService(ctx.db);
+    const stamps = await ctx.db.transaction().execute(async (trx) => {
+      const began = (await sql<{ t: Date }>`select now() as t`.execute(trx)).rows[0]?.t as Date;
+      await sql`select pg_sleep(0.05)`.execute(trx);
+      const actor = { tenantId: tenant.id, tokenId: tenant.tokenId };
+      const created = await customers.create(trx, actor, { name: 'Later', email: email() });
+      return { began, createdAt: created.object.createdAt, updatedAt: created.object.updatedAt };
+    });
+    assert.ok(Date.parse(stamps.createdAt) - stamps.began.getTime() >= 40, JSON.stringify(stamps));
+    assert.equal(stamps.updatedAt, stamps.createdAt);
+  });
+
   it('leads by e-mail: updates the most recently created lead with that e-mail', async () => {
     const shared = email();
     const older = await ctx.request('POST', `${API}/leads`, {
