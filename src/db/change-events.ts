@@ -40,14 +40,15 @@ export const changeEvents = {
       select w.tenant_id,
         coalesce(${change.eventType}::text,
           case when d.previous ? 'status' then ${`${family}.status_changed`} else ${`${family}.updated`} end),
-        w.id, ${change.tokenId}::uuid, ${change.requestId}::text, to_jsonb(w), d.previous
+        w.id, ${change.tokenId}::uuid, ${change.requestId}::text, n.new_row, d.previous
       from written w cross join locked l
+      cross join lateral (select to_jsonb(w) as new_row) n
       cross join lateral (
         select coalesce(jsonb_object_agg(o.key, o.value), '{}'::jsonb) as previous
         from jsonb_each(l.old_row) o
         where o.key not in ('version', 'updated_at')
-          and to_jsonb(w) ? o.key
-          and o.value is distinct from to_jsonb(w) -> o.key
+          and n.new_row ? o.key
+          and o.value is distinct from n.new_row -> o.key
       ) d`;
   },
 };

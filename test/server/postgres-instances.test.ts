@@ -183,4 +183,61 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
       await client.end();
     }
   });
+
+  it('writes on both instances reach one reader of the feed exactly once, in order (SPEC §14)', async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const tenant = (await (
+      await fetch(`${a.url}/api/admin/v1/tenants`, { method: 'POST', headers: adminAuth, body: '{"name":"Feed"}' })
+    ).json()) as { id: string };
+    const { token } = (await (
+      await fetch(`${a.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
+        method: 'POST',
+        headers: adminAuth,
+        body: JSON.stringify({ name: 'sync', scopes: ['leads:read', 'leads:write'] }),
+      })
+    ).json()) as { token: string };
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const writes = 40;
+    const writer = async (server: ServerProcess, name: string) => {
+      for (let i = 0; i < writes; i++) {
+        const res = await fetch(`${server.url}/api/external/v1/leads`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: `${name} ${i}`, phone: String(i) }),
+        });
+        assert.equal(res.status, 201);
+        const { _id } = (await res.json()) as { _id: string };
+        const moved = await fetch(`${server.url}/api/external/v1/leads/${_id}/status`, {
+          method: 'PUT',
+          headers,
+          body: '{"status":"contacted"}',
+        });
+        assert.equal(moved.status, 200);
+      }
+    };
+    const expected = 2 * writes * 2;
+    const seen: string[] = [];
+    let after: string | undefined;
+    let writing = true;
+    const reader = (async () => {
+      let deadline = Number.POSITIVE_INFINITY;
+      while (seen.length < expected && Date.now() < deadline) {
+        if (!writing && deadline === Number.POSITIVE_INFINITY) deadline = Date.now() + 10_000;
+        const query = new URLSearchParams({ limit: '25', ...(after ? { after } : {}) });
+        const res = await fetch(`${b.url}/api/external/v1/events?${query}`, { headers });
+        assert.equal(res.status, 200);
+        const page = (await res.json()) as { id: string }[];
+        seen.push(...page.map((event) => event.id));
+        after = page.at(-1)?.id ?? after;
+        if (!res.headers.get('x-next-cursor')) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    await Promise.all([writer(a, 'On A'), writer(b, 'On B')]);
+    writing = false;
+    await reader;
+    assert.equal(new Set(seen).size, seen.length, 'no event seen twice');
+    assert.equal(seen.length, expected, 'every event seen');
+    assert.deepEqual(seen, [...seen].sort(), 'in feed order');
+  });
 });
