@@ -188,10 +188,10 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
 
   /**
    * SPEC §13's batch: each input created (or upserted by `key`) in input order, in one transaction,
-   * each in a savepoint of its own, so a failed item leaves no trace and the others go on (creates
-   * try one statement for all first: #insertAll). An input
-   * that is an ApiError already (its body was refused) is its own outcome. A failure that is not
-   * the item's (the database away) fails the whole batch, which then wrote nothing.
+   * each in a savepoint of its own, so a failed item leaves no trace and the others go on (plain
+   * creates first try one statement for all: #insertAll). An input that is an ApiError already
+   * (its body was refused) is its own outcome. A failure that is not the item's (the database
+   * away) fails the whole batch, which then wrote nothing.
    */
   async batch(
     handle: Db,
