@@ -7,7 +7,11 @@
  */
 
 const LEAD_COLUMNS =
-  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "created_by", "created_at", "updated_at", "version"';
+  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "customer_id", "created_by", "created_at", "updated_at", "version"';
+
+/** The event a write adds in its own statement (SPEC §14): see src/db/change-events.ts. */
+const EVENT_INSERT =
+  'insert into "events" ("tenant_id", "type", "object_id", "token_id", "request_id", "object", "previous")';
 
 export interface Statement {
   readonly text: string;
@@ -28,7 +32,14 @@ export type Param =
   | 'lastContact'
   | 'notes'
   | 'newId'
-  | 'createdBy';
+  | 'createdBy'
+  | 'externalId'
+  | 'tokenId'
+  | 'requestId'
+  | 'eventType'
+  | 'createdType'
+  | 'statusChangedType'
+  | 'updatedType';
 
 export const SQL = {
   listLeads: {
@@ -41,7 +52,7 @@ export const SQL = {
     params: ['tenantId', 'id'],
   },
   createLead: {
-    text: `insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "id", "tenant_id", "created_by") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning ${LEAD_COLUMNS}`,
+    text: `with "written" as (insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "id", "tenant_id", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, statement_timestamp(), statement_timestamp()) returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} select tenant_id, $13, id, $14::uuid, $15::text, to_jsonb("written"), '{}'::jsonb from "written") select * from "written"`,
     params: [
       'name',
       'email',
@@ -51,18 +62,46 @@ export const SQL = {
       'score',
       'lastContact',
       'notes',
+      'externalId',
       'newId',
       'tenantId',
       'createdBy',
+      'createdType',
+      'tokenId',
+      'requestId',
     ],
   },
   updateLeadStatus: {
-    // The row is locked first, so that updated_at is taken after any write it waited for.
-    text: `with "locked" as (select "id" as "locked_id" from "leads" where "tenant_id" = $1 and "id" = $2 for update) update "leads" set "status" = $3, "updated_at" = clock_timestamp(), "version" = version + 1 from "locked" where "leads"."id" = "locked"."locked_id" returning ${LEAD_COLUMNS}`,
-    params: ['tenantId', 'id', 'status'],
+    // The row is locked (and read) first, so that updated_at is taken after any write it waited for
+    // and the event can name the former values; a status that does not change writes nothing.
+    text: `with "locked" as (select "id" as "locked_id", to_jsonb("leads") as "old_row" from "leads" where "tenant_id" = $1 and "id" = $2 for update), "written" as (update "leads" set "status" = $3, "updated_at" = clock_timestamp(), "version" = version + 1 from "locked" where "leads"."id" = "locked"."locked_id" and "leads"."status" is distinct from $4 returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} 
+      select w.tenant_id,
+        coalesce($5::text,
+          case when d.previous ? 'status' then $6 else $7 end),
+        w.id, $8::uuid, $9::text, n.new_row, d.previous
+      from written w cross join locked l
+      cross join lateral (select to_jsonb(w) as new_row) n
+      cross join lateral (
+        select coalesce(jsonb_object_agg(o.key, o.value), '{}'::jsonb) as previous
+        from jsonb_each(l.old_row) o
+        where o.key not in ('version', 'updated_at')
+          and n.new_row ? o.key
+          and o.value is distinct from n.new_row -> o.key
+      ) d) select * from "written"`,
+    params: [
+      'tenantId',
+      'id',
+      'status',
+      'status',
+      'eventType',
+      'statusChangedType',
+      'updatedType',
+      'tokenId',
+      'requestId',
+    ],
   },
   findCustomer: {
-    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "created_at", "updated_at", "version" from "customers" where "tenant_id" = $1 and "id" = $2',
+    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "external_id", "created_at", "updated_at", "version" from "customers" where "tenant_id" = $1 and "id" = $2',
     params: ['tenantId', 'id'],
   },
 } as const satisfies Record<string, Statement>;
@@ -108,6 +147,8 @@ export function renderLead(row: Row) {
     score: row.score,
     lastContact: iso(row.last_contact),
     notes: row.notes,
+    externalId: row.external_id,
+    customerId: row.customer_id,
     tenant: row.tenant_id,
     createdBy: row.created_by,
     createdAt: iso(row.created_at),
@@ -143,6 +184,7 @@ export function renderCustomer(row: Row) {
     value: Number(row.value),
     autoPayment: row.auto_payment,
     notes: row.notes,
+    externalId: row.external_id,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

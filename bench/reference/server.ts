@@ -60,16 +60,31 @@ app.post<{ Body: Record<string, unknown> }>(`${prefix}/leads`, async (request, r
     score: body.score ?? 0,
     lastContact: body.lastContact,
     notes: body.notes,
+    externalId: body.externalId,
     newId: v7(),
     tenantId,
     createdBy: tokenId,
+    createdType: 'lead.created',
+    tokenId,
+    requestId: request.id,
   });
   return reply.code(201).send(renderLead(row as Record<string, unknown>));
 });
 
 app.put<{ Params: { id: string }; Body: { status: string } }>(`${prefix}/leads/:id/status`, async (request, reply) => {
-  const [row] = await run(SQL.updateLeadStatus, { tenantId, id: request.params.id, status: request.body.status });
-  return row ? renderLead(row) : reply.code(404).send({ success: false });
+  const [row] = await run(SQL.updateLeadStatus, {
+    tenantId,
+    id: request.params.id,
+    status: request.body.status,
+    statusChangedType: 'lead.status_changed',
+    updatedType: 'lead.updated',
+    tokenId,
+    requestId: request.id,
+  });
+  if (row) return renderLead(row);
+  // Nothing written: the status was already that one (or no such lead); the row as it is.
+  const [current] = await run(SQL.findLead, { tenantId, id: request.params.id });
+  return current ? renderLead(current) : reply.code(404).send({ success: false });
 });
 
 app.get<{ Params: { id: string } }>(`${prefix}/customers/:id`, async (request, reply) => {

@@ -52,6 +52,11 @@ function scripts(): Record<RequestKind, string> {
         tenantId,
         id: lead,
         status: `(${STATUSES})[:s]`,
+        eventType: 'null',
+        statusChangedType: `'lead.status_changed'`,
+        updatedType: `'lead.updated'`,
+        tokenId: ':token',
+        requestId: `'pgbench'`,
       },
     )};\n`,
     createLead: `\\set n random(1, 1000000000)\n\\set score random(0, 100)\n${substitute(SQL.createLead, {
@@ -63,9 +68,13 @@ function scripts(): Record<RequestKind, string> {
       score: ':score',
       lastContact: 'null',
       notes: ':notes',
+      externalId: 'null',
       newId: 'gen_random_uuid()',
       tenantId,
       createdBy: ':token',
+      createdType: `'lead.created'`,
+      tokenId: ':token',
+      requestId: `'pgbench'`,
     })};\n`,
   };
 }
