@@ -1,3 +1,4 @@
+import type { EventFamily } from '../db/change-events.js';
 import type { StoredRow } from '../db/record-store.js';
 import { ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
@@ -8,8 +9,7 @@ import { type EventRepository, type EventRow, notAfter, type Position } from './
 export const EVENT_TYPES = {
   lead: ['lead.created', 'lead.updated', 'lead.status_changed', 'lead.converted', 'lead.deleted'],
   customer: ['customer.created', 'customer.updated', 'customer.status_changed', 'customer.deleted'],
-} as const;
-export type EventFamily = keyof typeof EVENT_TYPES;
+} as const satisfies Record<EventFamily, readonly string[]>;
 export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer];
 const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
 

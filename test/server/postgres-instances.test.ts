@@ -20,6 +20,30 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
+const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
+/** A new tenant, made through `server`'s admin API, and a token of it with `scopes`. */
+async function tenantWithToken(
+  server: ServerProcess,
+  name: string,
+  scopes: readonly string[],
+): Promise<{ id: string; token: string }> {
+  const tenant = (await (
+    await fetch(`${server.url}/api/admin/v1/tenants`, {
+      method: 'POST',
+      headers: adminAuth,
+      body: JSON.stringify({ name }),
+    })
+  ).json()) as { id: string };
+  return (await (
+    await fetch(`${server.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
+      method: 'POST',
+      headers: adminAuth,
+      body: JSON.stringify({ name: 'sync', scopes }),
+    })
+  ).json()) as { id: string; token: string };
+}
+
 describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
   skip: url ? false : 'FUNIL_TEST_DATABASE_URL is not set',
 }, () => {
@@ -77,18 +101,7 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
   it('both instances serve the same data, and a token revoked on one is refused by the other within 5 s', async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const auth = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
-    const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-
-    const tenant = (await (
-      await fetch(`${a.url}/api/admin/v1/tenants`, { method: 'POST', headers: adminAuth, body: '{"name":"Shared"}' })
-    ).json()) as { id: string };
-    const issued = (await (
-      await fetch(`${a.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
-        method: 'POST',
-        headers: adminAuth,
-        body: JSON.stringify({ name: 'sync', scopes: ['leads:read', 'leads:write'] }),
-      })
-    ).json()) as { id: string; token: string };
+    const issued = await tenantWithToken(a, 'Shared', ['leads:read', 'leads:write']);
 
     const created = await fetch(`${a.url}/api/external/v1/leads`, {
       method: 'POST',
@@ -117,20 +130,12 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
 
   it('upserts and conversions sent to both instances at once make one record each (SPEC §13)', async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
-    const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-    const tenant = (await (
-      await fetch(`${a.url}/api/admin/v1/tenants`, { method: 'POST', headers: adminAuth, body: '{"name":"Racers"}' })
-    ).json()) as { id: string };
-    const { token } = (await (
-      await fetch(`${a.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
-        method: 'POST',
-        headers: adminAuth,
-        body: JSON.stringify({
-          name: 'sync',
-          scopes: ['leads:read', 'leads:write', 'customers:read', 'customers:write'],
-        }),
-      })
-    ).json()) as { token: string };
+    const { token } = await tenantWithToken(a, 'Racers', [
+      'leads:read',
+      'leads:write',
+      'customers:read',
+      'customers:write',
+    ]);
     const post = (server: ServerProcess, path: string, body: unknown) =>
       fetch(`${server.url}/api/external/v1${path}`, {
         method: 'POST',
@@ -186,17 +191,7 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
 
   it('writes on both instances reach one reader of the feed exactly once, in order (SPEC §14)', async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
-    const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-    const tenant = (await (
-      await fetch(`${a.url}/api/admin/v1/tenants`, { method: 'POST', headers: adminAuth, body: '{"name":"Feed"}' })
-    ).json()) as { id: string };
-    const { token } = (await (
-      await fetch(`${a.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
-        method: 'POST',
-        headers: adminAuth,
-        body: JSON.stringify({ name: 'sync', scopes: ['leads:read', 'leads:write'] }),
-      })
-    ).json()) as { token: string };
+    const { token } = await tenantWithToken(a, 'Feed', ['leads:read', 'leads:write']);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const writes = 40;
     const writer = async (server: ServerProcess, name: string) => {
