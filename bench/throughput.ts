@@ -18,6 +18,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { benchPostgresUrl } from './bench-database.js';
+import { drainFeed } from './throughput/feed-drain.js';
 import { type DatabaseCopy, type Fixture, prepareFixture } from './throughput/fixture.js';
 import type { LoadJob } from './throughput/load-worker.js';
 import { LoadGenerator, type MeasuredTarget, type Measurement, measureWorkload } from './throughput/measure.js';
@@ -80,6 +81,7 @@ const started = new Date();
 const machineAtStart = machine();
 const skipped: RunInfo['skipped'] = [];
 const figures = new Map<string, RoundFigures[]>();
+const feed: RunInfo['feed'] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 const running = new Set<{ stop(): Promise<unknown> }>();
 let interrupted = false;
@@ -227,6 +229,7 @@ async function main(): Promise<void> {
     sqlCheck,
     stall,
     profile: profileNote,
+    feed,
   };
   await mkdir(RESULTS, { recursive: true });
   await writeFile(join(RESULTS, 'latest.json'), `${JSON.stringify(rows, null, 2)}\n`);
@@ -324,6 +327,11 @@ async function runHttpTarget(
       if (interrupted) break;
       const result = await measureWorkload(measured, load, job(server, fixture, workload), () => os.loadavg()[0] ?? 0);
       record(target, workload, round, result);
+    }
+    if (target.startsWith('funil') && !interrupted) {
+      const drained = await drainFeed(server.url, fixture.tenant.token);
+      feed.push({ target, round, ...drained });
+      log(`${target} round ${round}: drained ${drained.events} events at ${Math.round(drained.eventsPerSec)}/s`);
     }
   } finally {
     await load.stop();

@@ -17,6 +17,12 @@ export interface Statement {
   readonly text: string;
   /** What each `$n` stands for, in order. */
   readonly params: readonly Param[];
+  /**
+   * Set on the statements Funil runs as named prepared statements (its PreparedQuery ones,
+   * src/db/named-statements.ts): the reference names them too on PostgreSQL, so the database does
+   * the same work for both.
+   */
+  readonly name?: string;
 }
 
 export type Param =
@@ -48,10 +54,12 @@ export const SQL = {
     params: ['tenantId', 'limit'],
   },
   findLead: {
+    name: 'reference_find_lead',
     text: `select ${LEAD_COLUMNS} from "leads" where "tenant_id" = $1 and "id" = $2`,
     params: ['tenantId', 'id'],
   },
   createLead: {
+    name: 'reference_create_lead',
     text: `with "written" as (insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "id", "tenant_id", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, statement_timestamp(), statement_timestamp()) returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} select tenant_id, $13, id, $14::uuid, $15::text, to_jsonb("written"), '{}'::jsonb from "written") select * from "written"`,
     params: [
       'name',
@@ -72,6 +80,7 @@ export const SQL = {
     ],
   },
   updateLeadStatus: {
+    name: 'reference_update_lead_status',
     // The row is locked (and read) first, so that updated_at is taken after any write it waited for
     // and the event can name the former values; a status that does not change writes nothing.
     text: `with "locked" as (select "id" as "locked_id", to_jsonb("leads") as "old_row" from "leads" where "tenant_id" = $1 and "id" = $2 for update), "written" as (update "leads" set "status" = $3, "updated_at" = clock_timestamp(), "version" = version + 1 from "locked" where "leads"."id" = "locked"."locked_id" and "leads"."status" is distinct from $4 returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} 
@@ -101,6 +110,7 @@ export const SQL = {
     ],
   },
   findCustomer: {
+    name: 'reference_find_customer',
     text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "external_id", "created_at", "updated_at", "version" from "customers" where "tenant_id" = $1 and "id" = $2',
     params: ['tenantId', 'id'],
   },
@@ -129,7 +139,7 @@ export const LIST_LIMIT = 100;
 export type Row = Record<string, unknown>;
 
 /** Runs one statement; the reference has one for pg and one for PGlite. */
-export type Query = (text: string, params: unknown[]) => Promise<Row[]>;
+export type Query = (text: string, params: unknown[], name?: string) => Promise<Row[]>;
 
 function iso(value: unknown): string | null {
   if (value === null || value === undefined) return null;

@@ -35,7 +35,7 @@ const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
 app.addHook('onClose', () => storage.close());
 
 const run = (statement: Statement, values: Parameters<typeof bind>[1]) =>
-  storage.query(statement.text, bind(statement, values));
+  storage.query(statement.text, bind(statement, values), statement.name);
 
 app.get('/health', async () => ({ status: 'ok' }));
 
@@ -107,12 +107,14 @@ async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> 
   if (url) {
     const pool = new pg.Pool({ connectionString: url, max: Number(env.REFERENCE_POOL_SIZE ?? 10) });
     return {
-      query: async (text, params) => (await pool.query(text, params)).rows,
+      query: async (text, params, name) =>
+        (await pool.query(name ? { name, text, values: params } : { text, values: params })).rows,
       close: () => pool.end(),
     };
   }
   const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), { extensions: { pg_trgm, btree_gin } });
   return {
+    // PGlite's own API has no named statements: each query is parsed and planned again.
     query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,
     close: () => pglite.close(),
   };

@@ -1,7 +1,8 @@
 /**
  * The database ceiling: pgbench running Funil's own statements (bench/reference/queries.ts, with
- * pgbench variables for the parameters), as many clients as the servers' pool has connections, in
- * the extended protocol with unnamed statements as node-postgres sends them. Where pgbench cannot
+ * pgbench variables for the parameters), as many clients as the servers' pool has connections, each
+ * statement prepared once per client (`-M prepared`; Funil prepares its hot statements too, the
+ * lists excepted: W2's ceiling is a little higher than what any server sends). Where pgbench cannot
  * make a parameter it is made in SQL: a random existing row is `(select id from bench_lead_ids
  * where n = :n)` (one extra primary-key probe inside the statement), a new lead's id is
  * gen_random_uuid(), its e-mail a concatenation.
@@ -121,7 +122,7 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
     const common = [
       '-n',
       '-M',
-      'extended',
+      'prepared',
       '-c',
       String(job.clients),
       '-j',

@@ -1,4 +1,5 @@
 /** Aggregates the rounds into one row per target × workload, with the ratios, and renders them. */
+import { FEED_PAGE, type FeedDrain } from './feed-drain.js';
 import type { Measurement } from './measure.js';
 import type { Machine } from './proc.js';
 import { BATCH_SIZE, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
@@ -90,6 +91,8 @@ export interface RunInfo {
     loopDelayMaxMs: number | null;
   }[];
   profile: string | null;
+  /** The change feed drained after the workloads, per Funil target and round. */
+  feed: (FeedDrain & { target: string; round: number })[];
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN);
@@ -226,6 +229,7 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
   }
 
   lines.push('', ...writePathSection(rows));
+  if (info.feed.length) lines.push('', ...feedSection(info.feed));
 
   lines.push(
     '',
@@ -326,4 +330,22 @@ function writePathSection(rows: ResultRow[]): string[] {
     );
   }
   return lines;
+}
+
+/** SPEC §14: how fast one reader catches up with a tenant's feed. */
+function feedSection(feed: RunInfo['feed']): string[] {
+  return [
+    `## The change feed (SPEC §14): one reader draining it, \`limit=${FEED_PAGE}\``,
+    '',
+    'After the workloads, one client walks the tenant’s whole feed from its start, page after page (`X-Next-Cursor`), ' +
+      'the events being those the workloads’ writes made.',
+    '',
+    '| target | round | events | pages | events/s | page p50 ms | page max ms |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...feed.map(
+      (drain) =>
+        `| ${drain.target} | ${drain.round} | ${count(drain.events)} | ${drain.pages} | ${count(drain.eventsPerSec)} | ` +
+        `${fixed(drain.pageP50Ms, 1)} | ${fixed(drain.pageMaxMs, 1)} |`,
+    ),
+  ];
 }

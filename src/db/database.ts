@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { connectWithinBudget } from './connection-wait.js';
 import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { prepareNamedStatements } from './named-statements.js';
 import type { Tables } from './tables.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 
@@ -92,6 +93,7 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
   // mid-query the client emits 'error', and without this listener the process would crash.
   pool.on('connect', (client) => {
     client.on('error', (error) => logger.warn({ err: error }, 'database connection lost'));
+    prepareNamedStatements(client);
     // Timestamps read as text then arrive in UTC, the form the API writes without a Date
     // (timestamp-text.ts; any other zone is still read right, only slower). A SET, not the
     // `options` startup parameter, which would replace PGOPTIONS and which some poolers refuse.
@@ -138,6 +140,7 @@ async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Log
   // Requests queue for it; one that waits too long gets a 503 rather than running after its answer.
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, connectionTimeoutMillis: connectTimeoutMs });
   pool.on('error', (error) => logger.warn({ err: error }, 'embedded database connection error'));
+  pool.on('connect', prepareNamedStatements);
   let vacuum: NodeJS.Timeout | undefined;
   const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum), budgetedPool(pool, true));
   // PGlite runs no autovacuum: without this, dead rows pile up and plans go stale.

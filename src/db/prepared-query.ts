@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
+import { nameStatement } from './named-statements.js';
 
 /** Stands for a named value while a statement is compiled; each run puts the caller's value in its place. */
 class Placeholder {
@@ -30,7 +31,8 @@ function placeholders<Params extends object>(used: Set<string>): Params {
  * Only for statements whose shape does not depend on their values (for those that do, see
  * PreparedByShape). A placeholder is an opaque object while the statement is built: it may go where
  * Kysely takes a value, nowhere else (not into `sql.lit`, `sql.ref`, a branch or an `in` list); a
- * placeholder that does not end up as a parameter of its own is refused here, at start.
+ * placeholder that does not end up as a parameter of its own is refused here, at start. The
+ * database, too, parses and plans it once per connection (named-statements.ts).
  */
 export class PreparedQuery<Params extends object, Row> {
   readonly #compiled: CompiledQuery<Row>;
@@ -48,6 +50,7 @@ export class PreparedQuery<Params extends object, Row> {
     const lost = [...used].filter((name) => !bound.has(name));
     if (lost.length)
       throw new Error(`prepared statement: ${lost.join(', ')} did not become parameters: ${this.#compiled.sql}`);
+    nameStatement(this.#compiled.sql);
   }
 
   /** Runs on `handle`: the database, or a transaction (it then commits or rolls back with it). */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { sql } from 'kysely';
 import { PreparedByShape, PreparedQuery } from '../../src/db/prepared-query.js';
 import { describeEachBackend } from '../helpers/test-app.js';
 
@@ -36,6 +37,23 @@ describeEachBackend('statements compiled once, run with new values (src/db/prepa
     const after = await ctx.db.selectFrom('tenants').select('name').where('id', '=', tenant.id).executeTakeFirst();
     assert.deepEqual(after, { name: 'Before' });
     assert.deepEqual(await rename.first(ctx.db, { id: tenant.id, name: 'Outside' }), { name: 'Outside' });
+  });
+
+  it('is parsed and planned once per connection by the database (a named statement)', async () => {
+    const build = (p: { id: string }) => ctx.db.selectFrom('tenants').select('name').where('id', '=', p.id).limit(1);
+    const byId = new PreparedQuery(build);
+    const text = build({ id: '' }).compile().sql;
+    const tenant = await ctx.tenant('Named');
+    // One transaction: one connection, whose own prepared statements the view lists.
+    const prepared = await ctx.db.transaction().execute(async (trx) => {
+      for (let run = 0; run < 3; run++) assert.deepEqual(await byId.first(trx, { id: tenant.id }), { name: 'Named' });
+      const { rows } = await sql<{
+        name: string;
+      }>`select name from pg_prepared_statements where statement = ${text}`.execute(trx);
+      return rows;
+    });
+    assert.equal(prepared.length, 1, 'one named statement for three runs');
+    assert.match(prepared[0]?.name ?? '', /^funil_[0-9a-f]{24}$/);
   });
 
   it('refuses at once a placeholder that would not become a parameter of its own', () => {
