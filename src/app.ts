@@ -28,6 +28,7 @@ import { capTenantConcurrency, defaultTenantConcurrency } from './http/tenant-sh
 import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
+import { webhookRoutes } from './webhooks/webhook.routes.js';
 
 export const EXTERNAL_PREFIX = '/api/external/v1';
 export const ADMIN_PREFIX = '/api/admin/v1';
@@ -138,6 +139,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       await external.register(leadRoutes, { db: database.db, config, cursors, listScanRows });
       await external.register(customerRoutes, { db: database.db, cursors, listScanRows });
       await external.register(eventRoutes, { db: database.db, config });
+      await external.register(webhookRoutes, { database, config });
     },
     { prefix: EXTERNAL_PREFIX },
   );

@@ -45,6 +45,8 @@ export interface Config {
   readonly listScanRows: number | undefined;
   /** SPEC §14: days an event is kept in the change feed. */
   readonly eventRetentionDays: number;
+  /** SPEC §15: webhook delivery settings. */
+  readonly webhooks: WebhookSettings;
   /** Requests per minute per token on the external API (SPEC §10). */
   readonly rateLimit: number;
   /** Requests per minute per client address on the admin API. */
@@ -56,6 +58,22 @@ export interface Config {
   /** Browser origins allowed to call the external API (CORS); `['*']` for any; empty: no CORS at all. */
   readonly corsOrigins: readonly string[];
 }
+
+export interface WebhookSettings {
+  /** Whether this instance delivers (dispatches events and makes attempts); every instance serves the API. */
+  readonly deliver: boolean;
+  /** Targets may be plain `http://` (development and tests only). */
+  readonly allowHttp: boolean;
+  /** Targets may resolve to private, loopback and link-local addresses (development and tests only). */
+  readonly allowPrivate: boolean;
+  /** The pause before each retry, in seconds (SPEC §15: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+  readonly retryDelaysSec: readonly number[];
+  /** The key that encrypts subscription secrets at rest (32 bytes, base64); unset: one kept in the database. */
+  readonly secretKey: Buffer | undefined;
+}
+
+/** SPEC §15's retry schedule, in seconds. */
+export const DEFAULT_WEBHOOK_RETRY_DELAYS_SEC = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
 
 /**
  * SPEC §2 wants every answer, a 503 during a database outage included, within 5 s. The request
@@ -103,6 +121,13 @@ export function loadConfig(env: Env = process.env): Config {
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
     listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
     eventRetentionDays: integer(env, 'FUNIL_EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    webhooks: Object.freeze({
+      deliver: boolean(env, 'FUNIL_WEBHOOKS_DELIVER', true),
+      allowHttp: boolean(env, 'FUNIL_WEBHOOKS_ALLOW_HTTP', false),
+      allowPrivate: boolean(env, 'FUNIL_WEBHOOKS_ALLOW_PRIVATE', false),
+      retryDelaysSec: Object.freeze(retryDelays(env.FUNIL_WEBHOOKS_RETRY_DELAYS)),
+      secretKey: secretKey(env.FUNIL_WEBHOOKS_SECRET_KEY),
+    }),
     adminRateLimit: integer(env, 'FUNIL_ADMIN_RATE_LIMIT', 120, 1, 10_000_000),
     redisUrl: nonEmpty(env.REDIS_URL),
     metricsToken: metricsToken(env.FUNIL_METRICS_TOKEN, adminToken),
@@ -214,4 +239,26 @@ function leadStatuses(raw: string | undefined): string[] {
     );
   }
   return statuses;
+}
+
+function retryDelays(raw: string | undefined): number[] {
+  const given = nonEmpty(raw);
+  if (given === undefined) return DEFAULT_WEBHOOK_RETRY_DELAYS_SEC;
+  const delays = given.split(',').map((part) => part.trim());
+  if (delays.length > 20 || delays.some((delay) => !/^\d+$/.test(delay) || Number(delay) > 7 * 86_400)) {
+    throw new ConfigError(
+      `FUNIL_WEBHOOKS_RETRY_DELAYS must be up to 20 comma-separated numbers of seconds (each at most 604800), got "${given}"`,
+    );
+  }
+  return delays.map(Number);
+}
+
+function secretKey(raw: string | undefined): Buffer | undefined {
+  const given = nonEmpty(raw);
+  if (given === undefined) return undefined;
+  const key = Buffer.from(given, 'base64');
+  if (key.length !== 32) {
+    throw new ConfigError('FUNIL_WEBHOOKS_SECRET_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+  }
+  return key;
 }

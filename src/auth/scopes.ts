@@ -1,4 +1,11 @@
-export const SCOPES = ['leads:read', 'leads:write', 'customers:read', 'customers:write'] as const;
+export const SCOPES = [
+  'leads:read',
+  'leads:write',
+  'customers:read',
+  'customers:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** What a route needs: a scope, every scope of a list, or any one of a list (`{anyOf}`). */

@@ -2,7 +2,8 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { contextOf } from './context.js';
 import { fields, printJson, printLines, table, when } from './output.js';
 
-const SCOPES_HELP = 'leads:read, leads:write, customers:read, customers:write';
+// Written out: the CLI is a package of its own (src/cli), which does not import the server's code.
+const SCOPES_HELP = 'leads:read, leads:write, customers:read, customers:write, webhooks:read, webhooks:write';
 
 interface TokenFields {
   id: string;

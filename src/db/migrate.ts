@@ -8,6 +8,7 @@ import * as filterIndexes from './migrations/2026-11-24T1100-filter-indexes.js';
 import * as tenantTrigramIndexes from './migrations/2026-11-24T1200-tenant-trigram-indexes.js';
 import * as externalIds from './migrations/2026-11-24T1300-external-ids.js';
 import * as events from './migrations/2026-11-24T1400-events.js';
+import * as webhooks from './migrations/2026-11-24T1500-webhooks.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24T1200-tenant-trigram-indexes': tenantTrigramIndexes,
   '2026-11-24T1300-external-ids': externalIds,
   '2026-11-24T1400-events': events,
+  '2026-11-24T1500-webhooks': webhooks,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

@@ -63,7 +63,7 @@ export class EventService {
       limit: request.limit + 1,
     });
     const page = rows.slice(0, request.limit);
-    return { events: page.map((row) => this.#render(request.tenantId, row)), more: rows.length > request.limit };
+    return { events: page.map((row) => this.render(request.tenantId, row)), more: rows.length > request.limit };
   }
 
   /** The requested types the token may read; asking for a family it may not read is a 403. */
@@ -76,7 +76,8 @@ export class EventService {
     return [...new Set(requested)];
   }
 
-  #render(tenantId: string, row: EventRow): ApiEvent {
+  /** An event as the feed and webhooks show it. */
+  render(tenantId: string, row: EventRow): ApiEvent {
     const fields = this.fields[familyOf(row.type)];
     const object = fields.toObject(row.object as StoredRow);
     const former: Record<string, unknown> = {};

@@ -11,6 +11,13 @@ const metricsTokenInvalid = { pt: 'Token de métricas inválido.', en: 'Invalid 
 
 export const UNMATCHED_ROUTE = 'unmatched';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The registry `GET /metrics` reads: parts of the app add their own metrics to it. */
+    metricsRegistry: Registry;
+  }
+}
+
 export interface MetricsOptions {
   database: Database;
   /** When set, scrapes must send `Authorization: Bearer <token>`. */
@@ -28,6 +35,7 @@ export const metrics = fp<MetricsOptions>(
     collectDefaultMetrics({ register: registry });
     countRequests(app, registry);
     gaugePool(registry, database);
+    app.decorate('metricsRegistry', registry);
 
     const onRequest = token === undefined ? [] : [requireMetricsToken(token)];
     // Never shed: an overloaded process is exactly when its metrics are wanted.

@@ -5,7 +5,7 @@ import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.j
 import { assertForbidden } from '../http/assert-error.js';
 
 interface Probe {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   body?: unknown;
   success: number;
@@ -27,6 +27,9 @@ const ROUTE_OF: Record<Scope, Probe> = {
     body: { name: 'C', email: 'c@x.example' },
     success: 201,
   },
+  'webhooks:read': { method: 'GET', url: `${API}/webhooks`, success: 200 },
+  // Past the scope check, a webhook that does not exist: creating one also needs a read scope.
+  'webhooks:write': { method: 'DELETE', url: `${API}/webhooks/01890000-0000-7000-8000-000000000000`, success: 404 },
 };
 
 describeEachBackend('token scopes', (ctx) => {

@@ -29,6 +29,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Route suites share two busy cores with other suites: a lagging event loop must not shed their
     // requests. Load shedding has tests of its own.
     FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+    // No webhook dispatcher or worker polling beside every suite: the webhook suites turn them on.
+    FUNIL_WEBHOOKS_DELIVER: 'false',
     ...env,
   });
 }

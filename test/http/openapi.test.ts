@@ -23,6 +23,15 @@ const EXTERNAL_OPERATIONS = [
   'delete /customers/{id} deleteCustomer customers:write',
   'put /customers/{id}/status updateCustomerStatus customers:write',
   'get /events listEvents leads:read|customers:read',
+  'get /webhooks listWebhooks webhooks:read',
+  'post /webhooks createWebhook webhooks:write',
+  'get /webhooks/{id} getWebhook webhooks:read',
+  'put /webhooks/{id} updateWebhook webhooks:write',
+  'delete /webhooks/{id} deleteWebhook webhooks:write',
+  'post /webhooks/{id}/rotate-secret rotateWebhookSecret webhooks:write',
+  'get /webhooks/{id}/deliveries listWebhookDeliveries webhooks:read',
+  'post /webhooks/{id}/deliveries/{deliveryId}/retry retryWebhookDelivery webhooks:write',
+  'post /webhooks/{id}/test testWebhook webhooks:write',
 ];
 
 function operations(document: Json): [string, string, Json][] {

@@ -240,6 +240,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's webhook subscriptions
+         * @description Needs the scope `webhooks:read`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to events
+         * @description Every event of the listed types committed from now on is POSTed to the URL, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer holds the signing `secret`, shown only here. The webhook receives only event families the creating token can read.
+         *
+         *     Needs the scope `webhooks:write`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook subscription
+         * @description Needs the scope `webhooks:read`.
+         */
+        get: operations["getWebhook"];
+        /**
+         * Change a webhook subscription (partial)
+         * @description Needs the scope `webhooks:write`.
+         */
+        put: operations["updateWebhook"];
+        post?: never;
+        /**
+         * Delete a webhook subscription and its delivery log
+         * @description Needs the scope `webhooks:write`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a webhook's signing secret
+         * @description The answer holds the new `secret`; for 24 h the former one signs too (two signatures).
+         *
+         *     Needs the scope `webhooks:write`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log, newest first
+         * @description Each delivery with its latest attempt. While more exist, `X-Next-Cursor` (and `Link`) give the `before` of the next page.
+         *
+         *     Needs the scope `webhooks:read`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attempt a delivery again now
+         * @description Needs the scope `webhooks:write`.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event now
+         * @description Needs the scope `webhooks:write`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5904,6 +6042,2598 @@ export interface operations {
             };
             /** @description Error. */
             410: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: string[];
+                        description: string | null;
+                        active: boolean;
+                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        disabledReason: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Until then, the secret before the last rotation signs too.
+                         */
+                        previousSecretExpiresAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    }[];
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An https:// URL that resolves to a public address (SPEC §15).
+                     * @example https://example.com/funil/webhooks
+                     */
+                    url: string;
+                    /**
+                     * @description Event types to receive, or ["*"] for every type the creating token could read.
+                     * @example [
+                     *       "lead.created",
+                     *       "lead.status_changed"
+                     *     ]
+                     */
+                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
+                    /** @description Free text for people. */
+                    description?: string | null;
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: string[];
+                        description: string | null;
+                        active: boolean;
+                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        disabledReason: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Until then, the secret before the last rotation signs too.
+                         */
+                        previousSecretExpiresAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description The signing secret (Standard Webhooks). Shown only in this answer: keep it. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: string[];
+                        description: string | null;
+                        active: boolean;
+                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        disabledReason: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Until then, the secret before the last rotation signs too.
+                         */
+                        previousSecretExpiresAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An https:// URL that resolves to a public address (SPEC §15).
+                     * @example https://example.com/funil/webhooks
+                     */
+                    url?: string;
+                    /**
+                     * @description Event types to receive, or ["*"] for every type the creating token could read.
+                     * @example [
+                     *       "lead.created",
+                     *       "lead.status_changed"
+                     *     ]
+                     */
+                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
+                    /** @description Free text for people. */
+                    description?: string | null;
+                    /** @description false pauses it; true again starts it from the present (no backlog). */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: string[];
+                        description: string | null;
+                        active: boolean;
+                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        disabledReason: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Until then, the secret before the last rotation signs too.
+                         */
+                        previousSecretExpiresAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        url: string;
+                        events: string[];
+                        description: string | null;
+                        active: boolean;
+                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        disabledReason: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Until then, the secret before the last rotation signs too.
+                         */
+                        previousSecretExpiresAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description The signing secret (Standard Webhooks). Shown only in this answer: keep it. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                status?: "pending" | "succeeded" | "failed";
+                /** @description The id of the last delivery read: the page continues after it. */
+                before?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The event id, sent as `webhook-id` (the same on every attempt). */
+                        eventId: string;
+                        eventType: string;
+                        /** @enum {string} */
+                        status: "pending" | "succeeded" | "failed";
+                        /** @description Attempts made so far (the number of the latest). */
+                        tries: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        lastAttemptAt: string | null;
+                        /** @description The latest attempt's HTTP status. */
+                        httpStatus: number | null;
+                        /** @description Why the latest attempt got no answer (timeout, refused address…). */
+                        error: string | null;
+                        durationMs: number | null;
+                        /** @description The first 1 KiB of the latest answer. */
+                        response: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        nextAttemptAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                    }[];
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The event id, sent as `webhook-id` (the same on every attempt). */
+                        eventId: string;
+                        eventType: string;
+                        /** @enum {string} */
+                        status: "pending" | "succeeded" | "failed";
+                        /** @description Attempts made so far (the number of the latest). */
+                        tries: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        lastAttemptAt: string | null;
+                        /** @description The latest attempt's HTTP status. */
+                        httpStatus: number | null;
+                        /** @description Why the latest attempt got no answer (timeout, refused address…). */
+                        error: string | null;
+                        durationMs: number | null;
+                        /** @description The first 1 KiB of the latest answer. */
+                        response: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        nextAttemptAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The event id, sent as `webhook-id` (the same on every attempt). */
+                        eventId: string;
+                        eventType: string;
+                        /** @enum {string} */
+                        status: "pending" | "succeeded" | "failed";
+                        /** @description Attempts made so far (the number of the latest). */
+                        tries: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        lastAttemptAt: string | null;
+                        /** @description The latest attempt's HTTP status. */
+                        httpStatus: number | null;
+                        /** @description Why the latest attempt got no answer (timeout, refused address…). */
+                        error: string | null;
+                        durationMs: number | null;
+                        /** @description The first 1 KiB of the latest answer. */
+                        response: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        nextAttemptAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;

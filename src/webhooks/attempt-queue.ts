@@ -1,0 +1,162 @@
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import { CompiledQuery } from 'kysely';
+import PgBoss from 'pg-boss';
+import type { Database, Db } from '../db/database.js';
+
+/** One attempt at one delivery (SPEC §15): the queue holds one job per attempt. */
+export interface AttemptJob {
+  readonly deliveryId: string;
+  readonly tenantId: string;
+  /** 1 for the first attempt; a job whose attempt was already made is a duplicate. */
+  readonly attempt: number;
+}
+
+const QUEUE = 'funil-webhook-attempt';
+/** A job whose instance died holds it this long, then pg-boss offers it again (more than an attempt's 10 s). */
+const EXPIRE_SECONDS = 30;
+/** How often pg-boss looks for expired jobs and old ones to delete. */
+const MAINTENANCE_SECONDS = 15;
+/** Attempts made at once by one instance. */
+const CONCURRENCY = 8;
+
+/**
+ * The webhook attempts' job queue: pg-boss, keeping its jobs in Funil's database (the `pgboss`
+ * schema, installed by a migration). On PostgreSQL it opens a small pool of its own; on PGlite, where
+ * there is one connection, it goes through Funil's pool. Jobs are added inside the transaction
+ * that makes their delivery or records the attempt before them (`enqueue(trx, …)`), so a delivery
+ * and its next attempt commit together or not at all. Each job is fetched by one instance
+ * (`for update skip locked`); a job whose instance died expires and is fetched again.
+ */
+export class AttemptQueue {
+  readonly #boss: PgBoss;
+  #started: Promise<void> | undefined;
+  #workerId: string | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  /** `deliver`: this instance also runs pg-boss's maintenance (expiry, deletion) and works the jobs. */
+  constructor(
+    database: Database,
+    databaseUrl: string | undefined,
+    deliver: boolean,
+    private readonly logger: Logger,
+  ) {
+    const connection: PgBoss.DatabaseOptions =
+      database.backend === 'postgres' && databaseUrl
+        ? { connectionString: databaseUrl, max: 3, application_name: 'funil-webhooks' }
+        : { db: executorOf(database.db) };
+    this.#boss = new PgBoss({
+      ...connection,
+      schema: 'pgboss',
+      migrate: true,
+      supervise: deliver,
+      schedule: false,
+      maintenanceIntervalSeconds: MAINTENANCE_SECONDS,
+      // Funil's own table keeps the delivery log: finished jobs go early (pg-boss's tables grow otherwise).
+      archiveCompletedAfterSeconds: 60,
+      archiveFailedAfterSeconds: 3_600,
+      deleteAfterSeconds: 3_600,
+    });
+    this.#boss.on('error', (error) => logger.warn({ err: error }, 'webhook queue error'));
+  }
+
+  /**
+   * Resolves once the queue is open; opens it on first call. Call it before a transaction that
+   * enqueues: on PGlite, opening needs the one connection such a transaction would hold.
+   */
+  ready(): Promise<void> {
+    this.#started ??= this.#open().catch((error: unknown) => {
+      this.#started = undefined;
+      throw error;
+    });
+    return this.#started;
+  }
+
+  /** Opens the queue and works its jobs; while the database is away, tries again every few seconds. */
+  work(attempt: (job: AttemptJob) => Promise<void>, then: () => void): void {
+    this.ready().then(
+      async () => {
+        if (this.#stopped) return;
+        this.#workerId = await this.#boss.work<AttemptJob>(
+          QUEUE,
+          { batchSize: CONCURRENCY, pollingIntervalSeconds: 1 },
+          async (jobs) => {
+            await Promise.all(jobs.map((job) => attempt(job.data)));
+          },
+        );
+        then();
+      },
+      (error: unknown) => {
+        if (this.#stopped) return;
+        this.logger.warn({ err: error }, 'webhook queue not open yet: trying again in 5 s');
+        this.#retry = setTimeout(() => this.work(attempt, then), 5_000);
+        this.#retry.unref();
+      },
+    );
+  }
+
+  /** Adds attempts inside the transaction (or on the database) `handle` names; the queue must be ready. */
+  async enqueue(handle: Db, jobs: readonly (AttemptJob & { startAfter?: Date })[]): Promise<void> {
+    if (jobs.length === 0) return;
+    if (!this.#started) throw new Error('AttemptQueue.enqueue before ready()');
+    await this.#started;
+    await this.#boss.insert(
+      jobs.map(({ startAfter, ...data }) => ({
+        name: QUEUE,
+        data,
+        startAfter,
+        expireInSeconds: EXPIRE_SECONDS,
+        // pg-boss's own retries only stand in for an attempt lost with its instance or its database.
+        retryLimit: 5,
+        retryDelay: 10,
+      })),
+      { db: executorOf(handle) },
+    );
+  }
+
+  /** Fetches at once, instead of at the next poll: jobs were just added. */
+  wake(): void {
+    if (this.#workerId) this.#boss.notifyWorker(this.#workerId);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    const started = await this.#started?.then(
+      () => true,
+      () => false,
+    );
+    if (!started) return;
+    // SPEC §12: the process ends within 10 s, even with the database not answering.
+    const stopping = this.#boss.stop({ graceful: true, timeout: 2_000, wait: true }).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'webhook queue did not stop cleanly');
+    });
+    await settledWithin(stopping, 3_000);
+  }
+
+  async #open(): Promise<void> {
+    await this.#boss.start();
+    if (!(await this.#boss.getQueue(QUEUE))) await this.#boss.createQueue(QUEUE);
+  }
+}
+
+/** pg-boss's way in to a connection: Funil's pool, or an open transaction on it; rows as PostgreSQL names them. */
+function executorOf(handle: Db): PgBoss.Db {
+  const raw = handle.withoutPlugins();
+  return {
+    async executeSql(text, values) {
+      const result = await raw.executeQuery(CompiledQuery.raw(text, values ?? []));
+      return { rows: result.rows as unknown[] as never[] };
+    },
+  };
+}
+
+/** Waits for `promise` to settle, or `ms`, whichever comes first. */
+export async function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([promise?.catch(() => undefined), timeout]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,23 @@
+import type { Text } from '../shared/messages.js';
+
+export const webhookMessages = {
+  webhookNotFound: { pt: 'Webhook não encontrado.', en: 'Webhook not found.' },
+  deliveryNotFound: { pt: 'Entrega não encontrada.', en: 'Delivery not found.' },
+  nothingToRead: {
+    pt: 'Um webhook só recebe eventos que o token que o cria pode ler: o token precisa de leads:read ou customers:read.',
+    en: 'A webhook receives only events its creating token can read: the token needs leads:read or customers:read.',
+  },
+  typeNotAllowed: (type: string, scope: string) => ({
+    pt: `Para receber eventos ${type}, o token que cria o webhook precisa do escopo ${scope}.`,
+    en: `Receiving ${type} events needs the creating token to hold the scope ${scope}.`,
+  }),
+  tooMany: (limit: number) => ({
+    pt: `Um tenant pode ter no máximo ${limit} webhooks.`,
+    en: `A tenant may have at most ${limit} webhooks.`,
+  }),
+  alreadyPending: {
+    pt: 'Esta entrega já aguarda uma tentativa.',
+    en: 'This delivery is already waiting for an attempt.',
+  },
+  badTarget: (reason: string) => ({ pt: `URL recusada: ${reason}.`, en: `URL refused: ${reason}.` }),
+} as const satisfies Record<string, Text | ((...args: never[]) => Text)>;

@@ -1,0 +1,248 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../config.js';
+import { customerFields } from '../customers/customer.fields.js';
+import type { Database } from '../db/database.js';
+import { EventRepository } from '../events/event.repository.js';
+import { EventService } from '../events/event.service.js';
+import { principalOf } from '../http/authenticate.js';
+import { setNextPage } from '../http/next-page.js';
+import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { leadFields } from '../leads/lead.fields.js';
+import { AttemptQueue } from './attempt-queue.js';
+import { SecretBox } from './secret-box.js';
+import { webhookMessages } from './webhook.messages.js';
+import { WebhookRepository } from './webhook.repository.js';
+import {
+  Delivery,
+  DeliveryListQuery,
+  DeliveryParams,
+  Webhook,
+  WebhookCreate,
+  WebhookUpdate,
+  WebhookWithSecret,
+} from './webhook.schemas.js';
+import { type WebhookCaller, WebhookService } from './webhook.service.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { WebhookMetrics } from './webhook-metrics.js';
+import { WebhookWorker } from './webhook-worker.js';
+
+interface WebhookRoutesOptions {
+  database: Database;
+  config: Config;
+}
+
+const read = { scope: 'webhooks:read', notFoundText: webhookMessages.webhookNotFound } as const;
+const write = { scope: 'webhooks:write', notFoundText: webhookMessages.webhookNotFound } as const;
+const tags = ['webhooks'];
+
+/**
+ * SPEC §15: webhook subscriptions and their delivery log; and, on an instance that delivers
+ * (FUNIL_WEBHOOKS_DELIVER), the dispatcher that turns the change feed into deliveries and the
+ * worker that makes the attempts.
+ */
+export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (app, { database, config }) => {
+  const { db } = database;
+  const settings = config.webhooks;
+  const repository = new WebhookRepository();
+  const secrets = new SecretBox(db, settings.secretKey);
+  const queue = new AttemptQueue(database, config.databaseUrl, settings.deliver, app.log);
+  const service = new WebhookService(db, repository, queue, secrets, settings);
+  const metrics = new WebhookMetrics(app.metricsRegistry, db, repository);
+  if (settings.deliver) {
+    const events = new EventService(new EventRepository(db), {
+      lead: leadFields(config.leadStatuses),
+      customer: customerFields,
+    });
+    const dispatcher = new WebhookDispatcher(
+      db,
+      repository,
+      queue,
+      (tenantId, row) => events.render(tenantId, row),
+      app.log,
+    );
+    const worker = new WebhookWorker(db, repository, queue, secrets, settings, metrics, app.log);
+    // Once the app is up; the dispatcher starts when the queue is open (later, if the database is away).
+    app.addHook('onReady', async () =>
+      queue.work(
+        (job) => worker.attempt(job),
+        () => dispatcher.start(),
+      ),
+    );
+    app.addHook('onClose', () => dispatcher.stop());
+  }
+  app.addHook('onClose', () => queue.stop());
+
+  const caller = (request: FastifyRequest): WebhookCaller => {
+    const principal = principalOf(request);
+    return {
+      tenantId: principal.tenantId,
+      tokenId: principal.tokenId,
+      scopes: principal.scopes,
+      requestId: request.id,
+    };
+  };
+  const tenantOf = (request: FastifyRequest) => principalOf(request).tenantId;
+
+  app.get(
+    '/webhooks',
+    {
+      schema: {
+        operationId: 'listWebhooks',
+        summary: "List the tenant's webhook subscriptions",
+        tags,
+        response: { 200: Type.Array(Webhook), ...errorResponses(403) },
+      },
+      config: read,
+    },
+    (request) => service.list(tenantOf(request)),
+  );
+
+  app.post(
+    '/webhooks',
+    {
+      schema: {
+        operationId: 'createWebhook',
+        summary: 'Subscribe a URL to events',
+        description:
+          'Every event of the listed types committed from now on is POSTed to the URL, signed per Standard Webhooks ' +
+          '(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer holds the signing `secret`, shown only ' +
+          'here. The webhook receives only event families the creating token can read.',
+        tags,
+        body: WebhookCreate,
+        response: { 201: WebhookWithSecret, ...errorResponses(400, 403, 409, 413, 415) },
+      },
+      config: write,
+    },
+    async (request, reply) =>
+      reply.code(201).send(await service.create(caller(request), request.body as WebhookCreate)),
+  );
+
+  app.get(
+    '/webhooks/:id',
+    {
+      schema: {
+        operationId: 'getWebhook',
+        summary: 'Get a webhook subscription',
+        tags,
+        params: IdParams,
+        response: { 200: Webhook, ...errorResponses(403, 404) },
+      },
+      config: read,
+    },
+    (request) => service.get(tenantOf(request), (request.params as IdParams).id),
+  );
+
+  app.put(
+    '/webhooks/:id',
+    {
+      schema: {
+        operationId: 'updateWebhook',
+        summary: 'Change a webhook subscription (partial)',
+        tags,
+        params: IdParams,
+        body: WebhookUpdate,
+        response: { 200: Webhook, ...errorResponses(400, 403, 404, 413, 415) },
+      },
+      config: write,
+    },
+    (request) => service.update(tenantOf(request), (request.params as IdParams).id, request.body as WebhookUpdate),
+  );
+
+  app.delete(
+    '/webhooks/:id',
+    {
+      schema: {
+        operationId: 'deleteWebhook',
+        summary: 'Delete a webhook subscription and its delivery log',
+        tags,
+        params: IdParams,
+        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+      },
+      config: write,
+    },
+    async (request) => {
+      await service.delete(tenantOf(request), (request.params as IdParams).id);
+      return { success: true as const };
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: "Replace a webhook's signing secret",
+        description: 'The answer holds the new `secret`; for 24 h the former one signs too (two signatures).',
+        tags,
+        params: IdParams,
+        response: { 200: WebhookWithSecret, ...errorResponses(400, 403, 404) },
+      },
+      config: write,
+    },
+    (request) => service.rotateSecret(tenantOf(request), (request.params as IdParams).id),
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        summary: "A webhook's delivery log, newest first",
+        description:
+          'Each delivery with its latest attempt. While more exist, `X-Next-Cursor` (and `Link`) give the `before` ' +
+          'of the next page.',
+        tags,
+        params: IdParams,
+        querystring: DeliveryListQuery,
+        response: { 200: Type.Array(Delivery), ...errorResponses(400, 403, 404) },
+      },
+      config: read,
+    },
+    async (request, reply) => {
+      const query = request.query as DeliveryListQuery;
+      const { deliveries, more } = await service.deliveries(tenantOf(request), (request.params as IdParams).id, {
+        status: query.status,
+        before: query.before,
+        limit: query.limit ?? 50,
+      });
+      const last = deliveries[deliveries.length - 1];
+      if (more && last) setNextPage(request, reply, last.id, 'before');
+      return deliveries;
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/deliveries/:deliveryId/retry',
+    {
+      schema: {
+        operationId: 'retryWebhookDelivery',
+        summary: 'Attempt a delivery again now',
+        tags,
+        params: DeliveryParams,
+        response: { 202: Delivery, ...errorResponses(400, 403, 404, 409) },
+      },
+      config: write,
+    },
+    async (request, reply) => {
+      const { id, deliveryId } = request.params as { id: string; deliveryId: string };
+      return reply.code(202).send(await service.retry(tenantOf(request), id, deliveryId));
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      schema: {
+        operationId: 'testWebhook',
+        summary: 'Send a webhook.test event now',
+        tags,
+        params: IdParams,
+        response: { 202: Delivery, ...errorResponses(400, 403, 404) },
+      },
+      config: write,
+    },
+    async (request, reply) =>
+      reply.code(202).send(await service.test(caller(request), (request.params as IdParams).id)),
+  );
+};

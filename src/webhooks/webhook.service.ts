@@ -1,0 +1,221 @@
+import type { WebhookSettings } from '../config.js';
+import type { EventFamily } from '../db/change-events.js';
+import type { Db } from '../db/database.js';
+import { inTransaction } from '../db/transaction.js';
+import { EVENT_TYPES } from '../events/event.service.js';
+import { conflict, forbidden, notFound, serviceUnavailable, validationFailed } from '../shared/errors.js';
+import { isUuid } from '../shared/ids.js';
+import type { AttemptQueue } from './attempt-queue.js';
+import type { SecretBox } from './secret-box.js';
+import { webhookMessages } from './webhook.messages.js';
+import type { DeliveryRow, SubscriptionChanges, SubscriptionRow, WebhookRepository } from './webhook.repository.js';
+import type { Delivery, Webhook, WebhookCreate, WebhookUpdate } from './webhook.schemas.js';
+import { webhookEntry } from './webhook-entries.js';
+import { newWebhookSecret } from './webhook-signature.js';
+import { targetProblem } from './webhook-target.js';
+
+const MAX_SUBSCRIPTIONS = 25;
+/** SPEC §15: after a rotation, the former secret signs beside the new one this long. */
+const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
+
+export interface WebhookCaller {
+  readonly tenantId: string;
+  readonly tokenId: string;
+  readonly requestId: string;
+  readonly scopes: ReadonlySet<string>;
+}
+
+/** SPEC §15's subscriptions and their delivery log, for one tenant at a time. */
+export class WebhookService {
+  constructor(
+    private readonly db: Db,
+    private readonly webhooks: WebhookRepository,
+    private readonly queue: AttemptQueue,
+    private readonly secrets: SecretBox,
+    private readonly settings: WebhookSettings,
+  ) {}
+
+  async list(tenantId: string): Promise<Webhook[]> {
+    return (await this.webhooks.list(this.db, tenantId)).map(toWebhook);
+  }
+
+  async get(tenantId: string, id: string): Promise<Webhook> {
+    return toWebhook(await this.#find(this.db, tenantId, id));
+  }
+
+  async create(caller: WebhookCaller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
+    const families = (Object.keys(EVENT_TYPES) as EventFamily[]).filter((family) =>
+      caller.scopes.has(READ_SCOPE[family]),
+    );
+    if (families.length === 0) throw forbidden(webhookMessages.nothingToRead);
+    checkTypes(body.events, families);
+    await this.#checkTarget(body.url);
+    const secret = newWebhookSecret();
+    const sealed = await this.secrets.seal(secret);
+    const row = await inTransaction(this.db, async (trx) => {
+      if ((await this.webhooks.count(trx, caller.tenantId)) >= MAX_SUBSCRIPTIONS) {
+        throw conflict(webhookMessages.tooMany(MAX_SUBSCRIPTIONS));
+      }
+      return this.webhooks.insert(trx, {
+        tenantId: caller.tenantId,
+        url: body.url,
+        description: body.description ?? null,
+        eventTypes: body.events,
+        families,
+        active: body.active ?? true,
+        secret: sealed,
+        createdBy: caller.tokenId,
+      });
+    });
+    return { ...toWebhook(row), secret };
+  }
+
+  async update(tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
+    if (Object.keys(body).length === 0) {
+      throw validationFailed([
+        { field: 'body', message: { pt: 'informe ao menos um campo', en: 'send at least one field' } },
+      ]);
+    }
+    if (body.url !== undefined) await this.#checkTarget(body.url);
+    return inTransaction(this.db, async (trx) => {
+      const current = await this.#find(trx, tenantId, id, true);
+      if (body.events) checkTypes(body.events, current.families as EventFamily[]);
+      const changes: SubscriptionChanges = Object.fromEntries(
+        Object.entries({
+          url: body.url,
+          eventTypes: body.events,
+          description: body.description,
+          active: body.active,
+        }).filter(([, value]) => value !== undefined),
+      );
+      return toWebhook((await this.webhooks.update(trx, tenantId, id, changes)) as SubscriptionRow);
+    });
+  }
+
+  async delete(tenantId: string, id: string): Promise<void> {
+    if (!(await this.webhooks.delete(this.db, tenantId, id))) throw notFound(webhookMessages.webhookNotFound);
+  }
+
+  /** A new secret; the one before keeps signing beside it for 24 h (SPEC §15). */
+  async rotateSecret(tenantId: string, id: string): Promise<Webhook & { secret: string }> {
+    const secret = newWebhookSecret();
+    const sealed = await this.secrets.seal(secret);
+    const row = await inTransaction(this.db, async (trx) => {
+      const current = await this.#find(trx, tenantId, id, true);
+      return (await this.webhooks.update(trx, tenantId, id, {
+        secret: sealed,
+        previousSecret: current.secret,
+        previousSecretUntil: new Date(Date.now() + ROTATION_OVERLAP_MS),
+      })) as SubscriptionRow;
+    });
+    return { ...toWebhook(row), secret };
+  }
+
+  async deliveries(
+    tenantId: string,
+    id: string,
+    page: { status?: string | undefined; before?: string | undefined; limit: number },
+  ): Promise<{ deliveries: Delivery[]; more: boolean }> {
+    await this.#find(this.db, tenantId, id);
+    const rows = await this.webhooks.deliveries(this.db, tenantId, id, { ...page, limit: page.limit + 1 });
+    return { deliveries: rows.slice(0, page.limit).map(toDelivery), more: rows.length > page.limit };
+  }
+
+  /** Sends a `webhook.test` event now (an active subscription, or a paused one alike). */
+  async test(caller: WebhookCaller, id: string): Promise<Delivery> {
+    await this.#queueReady();
+    const delivery = await inTransaction(this.db, async (trx) => {
+      const subscription = await this.#find(trx, caller.tenantId, id);
+      const [added] = await this.webhooks.insertDeliveries(trx, [webhookEntry.test(subscription, caller)]);
+      if (!added) throw new Error('a test delivery was not added');
+      await this.#enqueue(trx, added.id, caller.tenantId, 1);
+      return this.webhooks.findDelivery(trx, caller.tenantId, id, added.id);
+    });
+    this.queue.wake();
+    return toDelivery(delivery as DeliveryRow);
+  }
+
+  /** A retry by hand: the delivery gets one more attempt now (a pending one is already waiting: 409). */
+  async retry(tenantId: string, id: string, deliveryId: string): Promise<Delivery> {
+    if (!isUuid(deliveryId)) throw notFound(webhookMessages.deliveryNotFound);
+    await this.#queueReady();
+    const delivery = await inTransaction(this.db, async (trx) => {
+      await this.#find(trx, tenantId, id);
+      const current = await this.webhooks.findDelivery(trx, tenantId, id, deliveryId);
+      if (!current || current.eventType === 'webhook.disabled') throw notFound(webhookMessages.deliveryNotFound);
+      if (current.status === 'pending') throw conflict(webhookMessages.alreadyPending);
+      const requeued = await this.webhooks.requeue(trx, deliveryId);
+      await this.#enqueue(trx, deliveryId, tenantId, requeued.tries + 1);
+      return requeued;
+    });
+    this.queue.wake();
+    return toDelivery(delivery);
+  }
+
+  /** Opened before the transaction that enqueues (an instance that does not deliver queues too). */
+  async #queueReady(): Promise<void> {
+    try {
+      await this.queue.ready();
+    } catch {
+      throw serviceUnavailable();
+    }
+  }
+
+  async #enqueue(trx: Db, deliveryId: string, tenantId: string, attempt: number): Promise<void> {
+    await this.queue.enqueue(trx, [{ deliveryId, tenantId, attempt }]);
+  }
+
+  async #find(db: Db, tenantId: string, id: string, lock = false): Promise<SubscriptionRow> {
+    const row = await this.webhooks.find(db, tenantId, id, lock);
+    if (!row) throw notFound(webhookMessages.webhookNotFound);
+    return row;
+  }
+
+  async #checkTarget(url: string): Promise<void> {
+    const problem = await targetProblem(url, this.settings);
+    if (problem) throw validationFailed([{ field: 'url', message: webhookMessages.badTarget(problem) }]);
+  }
+}
+
+/** Named types must be of families the creating token could read (403, as the feed answers). */
+function checkTypes(types: readonly string[], families: readonly EventFamily[]): void {
+  for (const type of types) {
+    if (type === '*') continue;
+    const family = type.slice(0, type.indexOf('.')) as EventFamily;
+    if (!families.includes(family)) throw forbidden(webhookMessages.typeNotAllowed(type, READ_SCOPE[family]));
+  }
+}
+
+function toWebhook(row: SubscriptionRow): Webhook {
+  const overlap =
+    row.previousSecretUntil && row.previousSecretUntil.getTime() > Date.now() ? row.previousSecretUntil : null;
+  return {
+    id: row.id,
+    url: row.url,
+    events: [...row.eventTypes],
+    description: row.description,
+    active: row.active,
+    disabledReason: row.disabledReason,
+    previousSecretExpiresAt: overlap?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    tries: row.tries,
+    lastAttemptAt: row.lastAttemptAt?.toISOString() ?? null,
+    httpStatus: row.lastHttpStatus,
+    error: row.lastError,
+    durationMs: row.lastDurationMs,
+    response: row.lastResponse,
+    nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,329 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, it } from 'node:test';
+import { sql } from 'kysely';
+import { Webhook as Verifier } from 'standardwebhooks';
+import { API, describeEachBackend } from '../helpers/test-app.js';
+
+interface Received {
+  path: string | undefined;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A real receiver on 127.0.0.1: records each POST and answers with the next status of its script. */
+class Receiver {
+  readonly received: Received[] = [];
+  #server: Server | undefined;
+  /** Statuses to answer in turn; past the end, 200. */
+  script: number[] = [];
+
+  async start(): Promise<void> {
+    this.#server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        this.received.push({
+          path: request.url,
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+        response.writeHead(this.script.shift() ?? 200, { 'content-type': 'text/plain' }).end('thanks');
+      });
+    });
+    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
+  }
+
+  url(path: string): string {
+    const address = this.#server?.address() as AddressInfo | undefined;
+    return `http://127.0.0.1:${address?.port}${path}`;
+  }
+
+  /** What arrived at `path`, waiting until `count` have (or failing after 20 s). */
+  async at(path: string, count = 1): Promise<Received[]> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const arrived = this.received.filter((received) => received.path === path);
+      if (arrived.length >= count) return arrived;
+      if (Date.now() > deadline) throw new Error(`${path}: ${arrived.length} of ${count} deliveries arrived`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+  }
+}
+
+const FAST_RETRIES = { FUNIL_WEBHOOKS_RETRY_DELAYS: '1,1' };
+const LOCAL_TARGETS = { FUNIL_WEBHOOKS_ALLOW_HTTP: 'true', FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true' };
+
+describeEachBackend(
+  'webhooks (SPEC §15)',
+  (ctx) => {
+    const receiver = new Receiver();
+    let path = 0;
+    /** Each subscription gets a path of its own on the one receiver. */
+    const target = () => `/hook-${++path}`;
+    before(() => receiver.start());
+    after(() => receiver.close());
+
+    async function subscribe(token: string, events: string[], url = receiver.url(target())) {
+      const answer = await ctx.request('POST', `${API}/webhooks`, { token, body: { url, events } });
+      assert.equal(answer.status, 201, answer.text);
+      return { ...answer.body, path: new URL(url).pathname } as { id: string; secret: string; path: string };
+    }
+
+    it('delivers a committed change, signed per Standard Webhooks, exactly as the feed shows it', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      assert.match(hook.secret, /^whsec_/);
+      const lead = await ctx.request('POST', `${API}/leads`, {
+        token: tenant.token,
+        body: { name: 'Ana', email: 'ana@example.com' },
+      });
+      const [delivery] = await receiver.at(hook.path);
+      assert.ok(delivery);
+      const verified = new Verifier(hook.secret).verify(delivery.body, headersOf(delivery)) as { type: string };
+      assert.equal(verified.type, 'lead.created');
+      const feed = await ctx.request('GET', `${API}/events`, { token: tenant.token });
+      const event = feed.body.find((e: { data: { object: { _id: string } } }) => e.data.object._id === lead.body._id);
+      assert.deepEqual(JSON.parse(delivery.body), event);
+      assert.equal(delivery.headers['webhook-id'], event.id);
+      assert.equal(delivery.headers['content-type'], 'application/json');
+
+      const log = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+        return answer.body[0]?.status === 'succeeded' ? answer.body : undefined;
+      });
+      assert.equal(log.length, 1);
+      assert.equal(log[0].eventId, event.id);
+      assert.equal(log[0].tries, 1);
+      assert.equal(log[0].httpStatus, 200);
+      assert.equal(log[0].response, 'thanks');
+    });
+
+    it('shows the secret only when made, and keeps it encrypted at rest', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['*']);
+      const got = await ctx.request('GET', `${API}/webhooks/${hook.id}`, { token: tenant.token });
+      assert.equal(got.status, 200);
+      assert.equal('secret' in got.body, false);
+      const listed = await ctx.request('GET', `${API}/webhooks`, { token: tenant.token });
+      assert.deepEqual(
+        listed.body.map((w: { id: string }) => w.id),
+        [hook.id],
+      );
+      const { rows } = await sql<{
+        secret: string;
+      }>`select secret from webhook_subscriptions where id = ${hook.id}`.execute(ctx.db);
+      assert.match(rows[0]?.secret ?? '', /^v1\./);
+      assert.equal(rows[0]?.secret.includes(hook.secret.slice(6)), false);
+    });
+
+    it('retries a failed attempt on the schedule, with the same webhook-id, and logs each try', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      receiver.script.push(500);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Bia', phone: '1' } });
+      const [first, second] = await receiver.at(hook.path, 2);
+      assert.equal(first?.headers['webhook-id'], second?.headers['webhook-id']);
+      const log = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+        return answer.body[0]?.status === 'succeeded' ? answer.body : undefined;
+      });
+      assert.equal(log[0].tries, 2);
+    });
+
+    it('marks a delivery failed after the last retry, and a retry by hand sends it again', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      receiver.script.push(500, 503, 502);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Caio', phone: '2' } });
+      await receiver.at(hook.path, 3);
+      const failed = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, {
+          token: tenant.token,
+          query: { status: 'failed' },
+        });
+        return answer.body[0];
+      });
+      assert.equal(failed.tries, 3);
+      assert.equal(failed.httpStatus, 502);
+      const retried = await ctx.request('POST', `${API}/webhooks/${hook.id}/deliveries/${failed.id}/retry`, {
+        token: tenant.token,
+      });
+      assert.equal(retried.status, 202, retried.text);
+      assert.equal(retried.body.status, 'pending');
+      const arrived = await receiver.at(hook.path, 4);
+      assert.equal(arrived[3]?.headers['webhook-id'], failed.eventId);
+      const again = await ctx.request('POST', `${API}/webhooks/${hook.id}/deliveries/${failed.id}/retry`, {
+        token: tenant.token,
+      });
+      assert.ok([202, 409].includes(again.status));
+    });
+
+    it('turns a subscription off when the target answers 410, and says so in the log', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      receiver.script.push(410);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Duda', phone: '3' } });
+      await receiver.at(hook.path);
+      const disabled = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}`, { token: tenant.token });
+        return answer.body.active ? undefined : answer.body;
+      });
+      assert.match(disabled.disabledReason, /410/);
+      const log = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+      assert.deepEqual(
+        log.body.map((d: { eventType: string; status: string }) => [d.eventType, d.status]),
+        [
+          ['webhook.disabled', 'failed'],
+          ['lead.created', 'failed'],
+        ],
+      );
+    });
+
+    it('signs with both secrets for a day after a rotation', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      const rotated = await ctx.request('POST', `${API}/webhooks/${hook.id}/rotate-secret`, { token: tenant.token });
+      assert.equal(rotated.status, 200);
+      assert.notEqual(rotated.body.secret, hook.secret);
+      assert.ok(Date.parse(rotated.body.previousSecretExpiresAt) > Date.now() + 23 * 3_600_000);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Eva', phone: '4' } });
+      const [delivery] = await receiver.at(hook.path);
+      assert.ok(delivery);
+      assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 2);
+      for (const secret of [hook.secret, rotated.body.secret]) {
+        assert.doesNotThrow(() => new Verifier(secret).verify(delivery.body, headersOf(delivery)));
+      }
+    });
+
+    it('sends a webhook.test event on request', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['customer.created']);
+      const answer = await ctx.request('POST', `${API}/webhooks/${hook.id}/test`, { token: tenant.token });
+      assert.equal(answer.status, 202, answer.text);
+      const [delivery] = await receiver.at(hook.path);
+      const event = new Verifier(hook.secret).verify(delivery?.body ?? '', headersOf(delivery as Received)) as {
+        type: string;
+        data: { object: { webhookId: string } };
+      };
+      assert.equal(event.type, 'webhook.test');
+      assert.equal(event.data.object.webhookId, hook.id);
+    });
+
+    it('delivers only the families the creating token could read, and only its own tenant', async () => {
+      const tenant = await ctx.tenant();
+      const other = await ctx.tenant('Other');
+      const leadsOnly = (await ctx.token(tenant.id, ['leads:read', 'webhooks:write'])).token;
+      const denied = await ctx.request('POST', `${API}/webhooks`, {
+        token: leadsOnly,
+        body: { url: receiver.url(target()), events: ['customer.created'] },
+      });
+      assert.equal(denied.status, 403);
+      const hook = await subscribe(leadsOnly, ['*']);
+      await ctx.request('POST', `${API}/customers`, {
+        token: tenant.token,
+        body: { name: 'Cli', email: 'cli@example.com' },
+      });
+      await ctx.request('POST', `${API}/leads`, { token: other.token, body: { name: 'Alien', phone: '9' } });
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Own', phone: '5' } });
+      const [delivery] = await receiver.at(hook.path);
+      assert.equal(JSON.parse(delivery?.body ?? '{}').type, 'lead.created');
+      assert.equal(JSON.parse(delivery?.body ?? '{}').data.object.name, 'Own');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal((await receiver.at(hook.path)).length, 1);
+      for (const [method, url] of [
+        ['GET', `${API}/webhooks/${hook.id}`],
+        ['PUT', `${API}/webhooks/${hook.id}`],
+        ['DELETE', `${API}/webhooks/${hook.id}`],
+        ['GET', `${API}/webhooks/${hook.id}/deliveries`],
+        ['POST', `${API}/webhooks/${hook.id}/test`],
+      ] as const) {
+        const answer = await ctx.request(method, url, {
+          token: other.token,
+          ...(method === 'PUT' ? { body: { active: false } } : {}),
+        });
+        assert.equal(answer.status, 404, `${method} ${url}`);
+      }
+    });
+
+    it('needs webhooks:read to look and webhooks:write to change', async () => {
+      const tenant = await ctx.tenant();
+      const reader = (await ctx.token(tenant.id, ['webhooks:read', 'leads:read'])).token;
+      const leadsOnly = (await ctx.token(tenant.id, ['leads:read'])).token;
+      assert.equal((await ctx.request('GET', `${API}/webhooks`, { token: leadsOnly })).status, 403);
+      assert.equal((await ctx.request('GET', `${API}/webhooks`, { token: reader })).status, 200);
+      const refused = await ctx.request('POST', `${API}/webhooks`, {
+        token: reader,
+        body: { url: receiver.url('/x'), events: ['*'] },
+      });
+      assert.equal(refused.status, 403);
+    });
+
+    it('refuses bad bodies with a 400 naming the field', async () => {
+      const tenant = await ctx.tenant();
+      for (const [body, field] of [
+        [{ url: receiver.url('/y'), events: ['lead.exploded'] }, 'events'],
+        [{ url: receiver.url('/y'), events: [] }, 'events'],
+        [{ url: 'not a url', events: ['*'] }, 'url'],
+        [{ url: 'ftp://example.com/', events: ['*'] }, 'url'],
+        [{ url: receiver.url('/y'), events: ['*'], secret: 'mine' }, 'secret'],
+      ] as const) {
+        const answer = await ctx.request('POST', `${API}/webhooks`, { token: tenant.token, body });
+        assert.equal(answer.status, 400, JSON.stringify(body));
+        assert.equal(answer.body.details[0].field.split('.')[0], field, answer.text);
+      }
+    });
+  },
+  { FUNIL_WEBHOOKS_DELIVER: 'true', ...LOCAL_TARGETS, ...FAST_RETRIES },
+);
+
+describeEachBackend('webhook targets must be public https URLs (SPEC §15)', (ctx) => {
+  it('refuses http, loopback, private, link-local and mapped addresses when saved', async () => {
+    const tenant = await ctx.tenant();
+    for (const url of [
+      'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://10.1.2.3/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/hook',
+      'https://[::ffff:127.0.0.1]/hook',
+      'https://localhost/hook',
+    ]) {
+      const answer = await ctx.request('POST', `${API}/webhooks`, {
+        token: tenant.token,
+        body: { url, events: ['*'] },
+      });
+      assert.equal(answer.status, 400, url);
+      assert.equal(answer.body.details[0].field, 'url');
+    }
+    const accepted = await ctx.request('POST', `${API}/webhooks`, {
+      token: tenant.token,
+      body: { url: 'https://93.184.216.34/hook', events: ['*'] },
+    });
+    assert.equal(accepted.status, 201, accepted.text);
+    const moved = await ctx.request('PUT', `${API}/webhooks/${accepted.body.id}`, {
+      token: tenant.token,
+      body: { url: 'https://192.168.0.10/hook' },
+    });
+    assert.equal(moved.status, 400);
+  });
+});
+
+function headersOf(received: Received): Record<string, string> {
+  return Object.fromEntries(Object.entries(received.headers).map(([name, value]) => [name, String(value)]));
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
