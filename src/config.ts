@@ -43,6 +43,8 @@ export interface Config {
   readonly tenantConcurrency: number | undefined;
   /** The most rows a filtered list page reads; unset: 50,000 on the embedded database, no bound on PostgreSQL. */
   readonly listScanRows: number | undefined;
+  /** Hot statements run as named prepared statements on PostgreSQL (off behind a pooler that cannot keep them). */
+  readonly databasePreparedStatements: boolean;
   /** SPEC §14: days an event is kept in the change feed. */
   readonly eventRetentionDays: number;
   /** SPEC §15: webhook delivery settings. */
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
     listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
+    databasePreparedStatements: boolean(env, 'FUNIL_DB_PREPARED_STATEMENTS', true),
     eventRetentionDays: integer(env, 'FUNIL_EVENT_RETENTION_DAYS', 30, 1, 36_500),
     webhooks: Object.freeze({
       deliver: boolean(env, 'FUNIL_WEBHOOKS_DELIVER', true),

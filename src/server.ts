@@ -19,12 +19,16 @@ const FORCE_CLOSE_CONNECTIONS_MS = 7_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config);
+  // A library that drops a promise (pg-boss completes a batch of jobs without awaiting it) must not
+  // end the process when the database is away for a moment: the job expires and runs again.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    preparedStatements: config.databasePreparedStatements,
     logger,
   });
   let app: FastifyInstance;

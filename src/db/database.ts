@@ -42,6 +42,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** PostgreSQL's `statement_timeout` (not applied to PGlite, which has no timers). */
   statementTimeoutMs?: number;
+  /** Hot statements as named prepared statements (named-statements.ts); off behind a pooler that cannot keep them. */
+  preparedStatements?: boolean;
 }
 
 /** Opens PostgreSQL when a URL is given, else the embedded PGlite in `dataDir`; one Kysely dialect for both. */
@@ -52,6 +54,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         poolSize: options.poolSize,
         connectTimeoutMs,
         statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_DB_STATEMENT_TIMEOUT_MS,
+        preparedStatements: options.preparedStatements ?? true,
         logger: options.logger,
       })
     : openPglite(options.dataDir, connectTimeoutMs, options.logger);
@@ -61,6 +64,7 @@ interface PostgresOptions {
   poolSize: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
+  preparedStatements: boolean;
   logger: Logger;
 }
 
@@ -93,7 +97,7 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
   // mid-query the client emits 'error', and without this listener the process would crash.
   pool.on('connect', (client) => {
     client.on('error', (error) => logger.warn({ err: error }, 'database connection lost'));
-    prepareNamedStatements(client);
+    if (options.preparedStatements) prepareNamedStatements(client);
     // Timestamps read as text then arrive in UTC, the form the API writes without a Date
     // (timestamp-text.ts; any other zone is still read right, only slower). A SET, not the
     // `options` startup parameter, which would replace PGOPTIONS and which some poolers refuse.

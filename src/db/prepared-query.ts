@@ -39,8 +39,12 @@ export class PreparedQuery<Params extends object, Row> {
   /** Where each `$n` comes from: a named value of the run, or a constant of the statement. */
   readonly #bindings: readonly ({ name: keyof Params } | { constant: unknown })[];
 
-  /** `build` compiles with the dialect and plugins of the handle it uses; each run takes a handle of its own. */
-  constructor(build: (params: Params) => Compilable<Row>) {
+  /**
+   * `build` compiles with the dialect and plugins of the handle it uses; each run takes a handle of
+   * its own. `named`: the database prepares it once per connection (false for a statement made for
+   * one run, which would only fill the connection with plans).
+   */
+  constructor(build: (params: Params) => Compilable<Row>, { named = true } = {}) {
     const used = new Set<string>();
     this.#compiled = build(placeholders<Params>(used)).compile();
     this.#bindings = this.#compiled.parameters.map((value) =>
@@ -50,7 +54,7 @@ export class PreparedQuery<Params extends object, Row> {
     const lost = [...used].filter((name) => !bound.has(name));
     if (lost.length)
       throw new Error(`prepared statement: ${lost.join(', ')} did not become parameters: ${this.#compiled.sql}`);
-    nameStatement(this.#compiled.sql);
+    if (named) nameStatement(this.#compiled.sql);
   }
 
   /** Runs on `handle`: the database, or a transaction (it then commits or rolls back with it). */
@@ -83,8 +87,9 @@ export class PreparedByShape<Shape, Params extends object, Row> {
     const key = this.keyOf(shape);
     let statement = this.#prepared.get(key);
     if (statement === undefined) {
-      statement = new PreparedQuery((params: Params) => this.build(shape, params));
-      if (this.#prepared.size < this.maxShapes) this.#prepared.set(key, statement);
+      const kept = this.#prepared.size < this.maxShapes;
+      statement = new PreparedQuery((params: Params) => this.build(shape, params), { named: kept });
+      if (kept) this.#prepared.set(key, statement);
     }
     return statement;
   }

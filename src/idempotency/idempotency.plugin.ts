@@ -26,6 +26,18 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotencyClaim?: Claim;
   }
+  interface FastifyContextConfig {
+    /**
+     * How a route's answer is kept for replays, when it must not be stored as sent (an answer
+     * holding a secret that is kept only encrypted): `store` before it is written, `replay` after it is read.
+     */
+    idempotentAnswer?: AnswerKeeping;
+  }
+}
+
+export interface AnswerKeeping {
+  store(body: string): Promise<string>;
+  replay(body: string): Promise<string>;
 }
 
 const HEADER = 'idempotency-key';
@@ -75,13 +87,16 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
         throw new ApiError(409, 'conflict', messages.idempotencyInProgress, undefined, undefined, {
           'retry-after': '1',
         });
-      case 'replay':
+      case 'replay': {
+        const keeping = request.routeOptions.config.idempotentAnswer;
+        const body = keeping ? await keeping.replay(claim.response.body) : claim.response.body;
         return reply
           .code(claim.response.status)
           .headers(claim.response.headers)
           .header('idempotent-replayed', 'true')
           .type('application/json; charset=utf-8')
-          .send(claim.response.body);
+          .send(body);
+      }
     }
   };
 
@@ -104,7 +119,11 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   };
 
   const complete = (request: FastifyRequest, claim: Claim, response: StoredResponse) =>
-    withoutConnectionWaitBudget(() => records.complete(claim, response)).catch((error) => {
+    withoutConnectionWaitBudget(async () => {
+      const keeping = request.routeOptions.config.idempotentAnswer;
+      const body = keeping ? await keeping.store(response.body) : response.body;
+      await records.complete(claim, { ...response, body });
+    }).catch((error) => {
       // The answer itself is right; only its record failed. A retry will wait out the claim, then run again.
       request.log.error({ err: error }, 'could not record the idempotent answer');
     });

@@ -12,10 +12,17 @@ export interface AttemptJob {
 }
 
 const QUEUE = 'funil-webhook-attempt';
-/** A job whose instance died holds it this long, then pg-boss offers it again (more than an attempt's 10 s). */
-const EXPIRE_SECONDS = 30;
-/** How often pg-boss looks for expired jobs and old ones to delete. */
-const MAINTENANCE_SECONDS = 15;
+/**
+ * How long an attempt belongs to the job that claimed it (a duplicate job, another id, finds it
+ * taken). The same job, offered again once it expired with its instance (EXPIRE_SECONDS, noticed
+ * within MAINTENANCE_SECONDS, then RETRY_DELAY_SECONDS later), takes its claim back at once; a
+ * claim that outlives its job (every retry of the job spent) lapses, and the overdue sweep of the
+ * dispatcher gives the delivery a new job.
+ */
+export const CLAIM_SECONDS = 60;
+const EXPIRE_SECONDS = 20;
+const MAINTENANCE_SECONDS = 10;
+const RETRY_DELAY_SECONDS = 5;
 /** Attempts made at once by one instance. */
 const CONCURRENCY = 8;
 
@@ -73,7 +80,7 @@ export class AttemptQueue {
   }
 
   /** Opens the queue and works its jobs; while the database is away, tries again every few seconds. */
-  work(attempt: (job: AttemptJob) => Promise<void>, then: () => void): void {
+  work(attempt: (job: AttemptJob & { jobId: string }) => Promise<void>, then: () => void): void {
     this.ready().then(
       async () => {
         if (this.#stopped) return;
@@ -81,7 +88,14 @@ export class AttemptQueue {
           QUEUE,
           { batchSize: CONCURRENCY, pollingIntervalSeconds: 1 },
           async (jobs) => {
-            await Promise.all(jobs.map((job) => attempt(job.data)));
+            const outcomes = await Promise.allSettled(jobs.map((job) => attempt({ ...job.data, jobId: job.id })));
+            // pg-boss completes the batch after this; a job failed here first is retried instead.
+            for (const [index, outcome] of outcomes.entries()) {
+              const job = jobs[index];
+              if (outcome.status === 'fulfilled' || !job) continue;
+              this.logger.warn({ err: outcome.reason, deliveryId: job.data.deliveryId }, 'webhook attempt failed');
+              await this.#boss.fail(QUEUE, job.id, { message: String(outcome.reason) }).catch(() => undefined);
+            }
           },
         );
         then();
@@ -108,7 +122,7 @@ export class AttemptQueue {
         expireInSeconds: EXPIRE_SECONDS,
         // pg-boss's own retries only stand in for an attempt lost with its instance or its database.
         retryLimit: 5,
-        retryDelay: 10,
+        retryDelay: RETRY_DELAY_SECONDS,
       })),
       { db: executorOf(handle) },
     );

@@ -7,9 +7,15 @@ import { type ApiEvent, EVENT_TYPES } from '../events/event.service.js';
 import { type AttemptQueue, settledWithin } from './attempt-queue.js';
 import type { WebhookRepository } from './webhook.repository.js';
 
-/** Subscriptions one pass takes, and events read per subscription per pass. */
-const SUBSCRIPTIONS_PER_PASS = 50;
+/** Subscription ids read at a time, and events read per subscription at a time. */
+const SUBSCRIPTIONS_PER_PAGE = 100;
 const EVENTS_PER_PASS = 500;
+/**
+ * How often deliveries left without a job are looked for, and how far past their time they must
+ * be: well beyond a job's own retries (5 × 5 s after a 20 s expiry) and a claim (60 s).
+ */
+const SWEEP_EVERY_MS = 60_000;
+const OVERDUE_GRACE_SECONDS = 600;
 /** How often an idle dispatcher looks at the feed (other instances' writes included). */
 const POLL_MS = 1_000;
 const STOP_WAIT_MS = 2_000;
@@ -31,6 +37,7 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
+  #sweptAt = Date.now();
 
   constructor(
     private readonly db: Db,
@@ -51,56 +58,89 @@ export class WebhookDispatcher {
     await settledWithin(this.#running, STOP_WAIT_MS);
   }
 
-  /** One pass over every subscription; answers how many deliveries it made. */
+  /**
+   * One round over every active subscription, a page of ids at a time, each subscription in a
+   * transaction of its own (one that fails holds no other back); again while some had more events
+   * than one read takes. Answers how many deliveries it made.
+   */
   async dispatch(): Promise<number> {
     let made = 0;
-    let more = true;
-    while (more && !this.#stopped) {
-      const pass = await inTransaction(this.db, (trx) => this.#pass(trx));
-      made += pass.made;
-      more = pass.more;
+    let behind = true;
+    while (behind && !this.#stopped) {
+      behind = false;
+      let after: string | null = null;
+      for (;;) {
+        const ids = await this.webhooks.activeIds(this.db, after, SUBSCRIPTIONS_PER_PAGE);
+        for (const id of ids) {
+          if (this.#stopped) return made;
+          const pass = await inTransaction(this.db, (trx) => this.#follow(trx, id));
+          made += pass.made;
+          behind ||= pass.behind;
+          if (pass.made > 0) this.queue.wake();
+        }
+        if (ids.length < SUBSCRIPTIONS_PER_PAGE) break;
+        after = ids[ids.length - 1] ?? null;
+      }
     }
-    if (made > 0) this.queue.wake();
+    if (Date.now() - this.#sweptAt >= SWEEP_EVERY_MS) made += await this.#sweep();
     return made;
   }
 
-  async #pass(trx: Db): Promise<{ made: number; more: boolean }> {
-    const subscriptions = await this.webhooks.claimActive(trx, SUBSCRIPTIONS_PER_PASS);
-    const events = new EventRepository(trx);
-    let made = 0;
-    let more = subscriptions.length === SUBSCRIPTIONS_PER_PASS;
-    for (const subscription of subscriptions) {
-      const families = subscription.families as EventFamily[];
-      const rows = await events.feed(subscription.tenantId, {
-        after: subscription.cursor,
-        types: families.flatMap((family) => EVENT_TYPES[family] ?? []),
-        limit: EVENTS_PER_PASS,
+  /** Reads a subscription's events after its position, makes their deliveries, and moves the position. */
+  async #follow(trx: Db, id: string): Promise<{ made: number; behind: boolean }> {
+    const subscription = await this.webhooks.lockActive(trx, id);
+    // Another instance has it, or it was paused or deleted meanwhile.
+    if (!subscription) return { made: 0, behind: false };
+    const families = subscription.families as EventFamily[];
+    const rows = await new EventRepository(trx).feed(subscription.tenantId, {
+      after: subscription.cursor,
+      types: families.flatMap((family) => EVENT_TYPES[family] ?? []),
+      limit: EVENTS_PER_PASS,
+    });
+    const last = rows[rows.length - 1];
+    if (!last) return { made: 0, behind: false };
+    const wanted = new Set(subscription.eventTypes);
+    const deliveries = rows
+      .filter((row) => wanted.has('*') || wanted.has(row.type))
+      .map((row) => {
+        const event = this.render(subscription.tenantId, row);
+        return {
+          tenantId: subscription.tenantId,
+          subscriptionId: subscription.id,
+          eventId: event.id,
+          eventType: event.type,
+          payload: JSON.stringify(event),
+        };
       });
-      const last = rows[rows.length - 1];
-      if (!last) continue;
-      const wanted = new Set(subscription.eventTypes);
-      const deliveries = rows
-        .filter((row) => wanted.has('*') || wanted.has(row.type))
-        .map((row) => {
-          const event = this.render(subscription.tenantId, row);
-          return {
-            tenantId: subscription.tenantId,
-            subscriptionId: subscription.id,
-            eventId: event.id,
-            eventType: event.type,
-            payload: JSON.stringify(event),
-          };
-        });
-      const added = await this.webhooks.insertDeliveries(trx, deliveries);
+    const added = await this.webhooks.insertDeliveries(trx, deliveries);
+    await this.queue.enqueue(
+      trx,
+      added.map((delivery) => ({ deliveryId: delivery.id, tenantId: delivery.tenantId, attempt: 1 })),
+    );
+    await this.webhooks.moveCursor(trx, subscription.id, { xid: last.xid, seq: last.seq });
+    return { made: added.length, behind: rows.length === EVENTS_PER_PASS };
+  }
+
+  /** Deliveries whose job was lost (its retries spent while the database was away) get a new one. */
+  async #sweep(): Promise<number> {
+    this.#sweptAt = Date.now();
+    const found = await inTransaction(this.db, async (trx) => {
+      const overdue = await this.webhooks.overdue(trx, OVERDUE_GRACE_SECONDS, 500);
       await this.queue.enqueue(
         trx,
-        added.map((delivery) => ({ deliveryId: delivery.id, tenantId: delivery.tenantId, attempt: 1 })),
+        overdue.map((delivery) => ({
+          deliveryId: delivery.id,
+          tenantId: delivery.tenantId,
+          attempt: delivery.tries + 1,
+        })),
       );
-      await this.webhooks.moveCursor(trx, subscription.id, { xid: last.xid, seq: last.seq });
-      made += added.length;
-      if (rows.length === EVENTS_PER_PASS) more = true;
+      return overdue.length;
+    });
+    if (found > 0) {
+      this.logger.warn({ deliveries: found }, 'webhook deliveries without a job found overdue: queued again');
+      this.queue.wake();
     }
-    return { made, more };
+    return found;
   }
 
   #schedule(delayMs: number): void {

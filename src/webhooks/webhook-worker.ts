@@ -2,9 +2,9 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { WebhookSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
-import type { AttemptJob, AttemptQueue } from './attempt-queue.js';
+import type { AttemptQueue } from './attempt-queue.js';
 import type { SecretBox } from './secret-box.js';
-import type { ClaimedDelivery, WebhookRepository } from './webhook.repository.js';
+import type { AttemptClaim, ClaimedDelivery, WebhookRepository } from './webhook.repository.js';
 import { webhookEntry } from './webhook-entries.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender.js';
@@ -30,57 +30,61 @@ export class WebhookWorker {
     private readonly logger: Logger,
   ) {}
 
-  /** Never throws: a failure here would make the queue run the job again, a duplicate attempt. */
-  async attempt(job: AttemptJob): Promise<void> {
-    try {
-      const delivery = await this.webhooks.claim(this.db, job.tenantId, job.deliveryId, job.attempt);
-      if (!delivery) {
-        // Made already, or being made elsewhere: a duplicate job. Otherwise its delivery is gone or finished.
-        if (await this.webhooks.attemptTaken(this.db, job.deliveryId, job.attempt)) this.metrics.duplicate();
-        return;
-      }
-      const outcome = delivery.active
-        ? await sendWebhook({
-            url: delivery.url,
-            id: delivery.eventId,
-            body: delivery.payload,
-            secrets: await this.#signingSecrets(delivery),
-            timeoutMs: ATTEMPT_TIMEOUT_MS,
-            policy: this.settings,
-          })
-        : notSent('the subscription is disabled');
-      await this.#record(job, delivery, outcome);
-    } catch (error) {
-      this.logger.error({ err: error, deliveryId: job.deliveryId }, 'webhook attempt could not be recorded');
+  /**
+   * Throws when the attempt could not be claimed or recorded (the database away): the queue then
+   * offers the job again, and the same job takes its claim back.
+   */
+  async attempt(job: AttemptClaim): Promise<void> {
+    const delivery = await this.webhooks.claim(this.db, job);
+    if (!delivery) {
+      // Made already, or another job holds it: a duplicate. Otherwise its delivery is gone or finished.
+      if (await this.webhooks.attemptTaken(this.db, job)) this.metrics.duplicate();
+      return;
     }
+    // A paused subscription sends nothing more, but its test events (checking a target before turning it on).
+    const sending = delivery.active || delivery.eventType === 'webhook.test';
+    const outcome = sending
+      ? await sendWebhook({
+          url: delivery.url,
+          id: delivery.eventId,
+          body: delivery.payload,
+          secrets: await this.#signingSecrets(delivery),
+          timeoutMs: ATTEMPT_TIMEOUT_MS,
+          policy: this.settings,
+        })
+      : notSent('the subscription is disabled');
+    await this.#record(job, delivery, outcome, !sending);
   }
 
   async #signingSecrets(delivery: ClaimedDelivery): Promise<string[]> {
-    const sealed = [delivery.secret];
-    const overlap = delivery.previousSecretUntil && delivery.previousSecretUntil.getTime() > Date.now();
-    if (delivery.previousSecret && overlap) sealed.push(delivery.previousSecret);
-    return Promise.all(sealed.map((secret) => this.secrets.unseal(secret)));
+    const now = Date.now();
+    const previous = delivery.previousSecrets.filter((entry) => Date.parse(entry.until) > now);
+    return Promise.all([delivery.secret, ...previous.map((entry) => entry.secret)].map((s) => this.secrets.unseal(s)));
   }
 
-  async #record(job: AttemptJob, delivery: ClaimedDelivery, outcome: WebhookOutcome): Promise<void> {
+  async #record(job: AttemptClaim, delivery: ClaimedDelivery, outcome: WebhookOutcome, paused: boolean): Promise<void> {
     const delays = this.settings.retryDelaysSec;
     const gone = outcome.status === 410;
-    const last = job.attempt > delays.length || gone || !delivery.active;
+    const last = job.attempt > delays.length || gone || paused;
     const status = outcome.ok ? 'succeeded' : last ? 'failed' : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(Date.now() + (delays[job.attempt - 1] ?? 0) * 1_000) : null;
-    await inTransaction(this.db, async (trx) => {
-      await this.webhooks.recordAttempt(trx, delivery.id, job.attempt, {
+    const recorded = await inTransaction(this.db, async (trx) => {
+      const record = {
         status,
         nextAttemptAt,
         httpStatus: outcome.status,
         error: outcome.error,
         durationMs: outcome.durationMs,
         response: outcome.response,
-      });
+      } as const;
+      // Claimed by another job meanwhile (this one outlived its claim): that one records.
+      if (!(await this.webhooks.recordAttempt(trx, job, record))) return false;
       if (nextAttemptAt) {
-        await this.queue.enqueue(trx, [{ ...job, attempt: job.attempt + 1, startAfter: nextAttemptAt }]);
+        await this.queue.enqueue(trx, [
+          { deliveryId: job.deliveryId, tenantId: job.tenantId, attempt: job.attempt + 1, startAfter: nextAttemptAt },
+        ]);
       }
-      if (!delivery.active) return;
+      if (paused || delivery.eventType === 'webhook.test') return true;
       const { failingSince } = await this.webhooks.noteOutcome(trx, delivery.subscriptionId, outcome.ok);
       const failingTooLong =
         failingSince !== null && Date.now() - failingSince.getTime() >= FAILING_DAYS_BEFORE_DISABLE * 86_400_000;
@@ -88,13 +92,15 @@ export class WebhookWorker {
         const reason = gone
           ? 'the target answered 410 Gone'
           : `every delivery failed for ${FAILING_DAYS_BEFORE_DISABLE} days`;
-        await this.webhooks.disable(trx, delivery.subscriptionId, reason);
-        await this.webhooks.insertDeliveries(trx, [
-          webhookEntry.disabled({ tenantId: job.tenantId, subscriptionId: delivery.subscriptionId, reason }),
-        ]);
+        if (await this.webhooks.disable(trx, delivery.subscriptionId, reason)) {
+          await this.webhooks.insertDeliveries(trx, [
+            webhookEntry.disabled({ tenantId: job.tenantId, subscriptionId: delivery.subscriptionId, reason }),
+          ]);
+        }
       }
+      return true;
     });
-    this.metrics.attempted(status);
+    if (recorded) this.metrics.attempted(status);
   }
 }
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Position } from '../events/event.repository.js';
 import { newId } from '../shared/ids.js';
+import { CLAIM_SECONDS } from './attempt-queue.js';
 
 /** A subscription as stored (migration 2026-11-24T1500-webhooks); secrets sealed (SecretBox). */
 export interface SubscriptionRow {
@@ -15,8 +16,8 @@ export interface SubscriptionRow {
   readonly active: boolean;
   readonly disabledReason: string | null;
   readonly secret: string;
-  readonly previousSecret: string | null;
-  readonly previousSecretUntil: Date | null;
+  /** Secrets replaced by a rotation, each still signing until its `until` (ISO text). */
+  readonly previousSecrets: readonly PreviousSecret[];
   readonly createdBy: string | null;
   readonly failingSince: Date | null;
   readonly createdAt: Date;
@@ -40,13 +41,35 @@ export interface DeliveryRow {
   readonly createdAt: Date;
 }
 
+export interface PreviousSecret {
+  readonly secret: string;
+  readonly until: string;
+}
+
+export interface AttemptRow {
+  readonly deliveryId: string;
+  readonly try: number;
+  readonly attemptedAt: Date;
+  readonly httpStatus: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+  readonly response: string | null;
+}
+
 /** A delivery claimed for an attempt, with what the attempt needs of its subscription. */
 export interface ClaimedDelivery extends DeliveryRow {
   readonly url: string;
   readonly active: boolean;
   readonly secret: string;
-  readonly previousSecret: string | null;
-  readonly previousSecretUntil: Date | null;
+  readonly previousSecrets: readonly PreviousSecret[];
+}
+
+/** An attempt as the queue hands it over: which delivery, which try, and the job making it. */
+export interface AttemptClaim {
+  readonly tenantId: string;
+  readonly deliveryId: string;
+  readonly attempt: number;
+  readonly jobId: string;
 }
 
 export interface NewDelivery {
@@ -70,17 +93,20 @@ export interface AttemptRecord {
 }
 
 export type SubscriptionChanges = Partial<
-  Pick<SubscriptionRow, 'url' | 'description' | 'eventTypes' | 'active' | 'secret' | 'previousSecret'>
-> & { previousSecretUntil?: Date | null };
+  Pick<SubscriptionRow, 'url' | 'description' | 'eventTypes' | 'active' | 'secret' | 'previousSecrets'>
+>;
 
 const SUBSCRIPTION_COLUMNS = sql.raw(
-  'id, tenant_id, url, description, event_types, families, active, disabled_reason, secret, previous_secret, previous_secret_until, created_by, failing_since, created_at, updated_at',
+  'id, tenant_id, url, description, event_types, families, active, disabled_reason, secret, previous_secrets, created_by, failing_since, created_at, updated_at',
 );
 const DELIVERY_COLUMNS = sql.raw(
   'd.id, d.subscription_id, d.event_id, d.event_type, d.payload, d.status, d.tries, d.next_attempt_at, d.last_attempt_at, d.last_http_status, d.last_error, d.last_duration_ms, d.last_response, d.created_at',
 );
 
-/** Subscriptions and deliveries, every statement confined to one tenant but the dispatcher's and the worker's. */
+/**
+ * Subscriptions, deliveries and attempts. Every statement a request reaches is confined to its
+ * tenant; the dispatcher's and the worker's name rows by the ids they were handed.
+ */
 export class WebhookRepository {
   async list(db: Db, tenantId: string): Promise<SubscriptionRow[]> {
     const { rows } = await sql<SubscriptionRow>`
@@ -103,8 +129,8 @@ export class WebhookRepository {
   }
 
   /**
-   * A new subscription follows the feed from where it stands now: every event of a transaction
-   * still running (or later) is its to receive, none committed before.
+   * A new subscription follows the feed from where it stands: it receives the events of every
+   * transaction still running when it is made, and of every later one.
    */
   async insert(
     db: Db,
@@ -131,7 +157,11 @@ export class WebhookRepository {
     id: string,
     changes: SubscriptionChanges,
   ): Promise<SubscriptionRow | undefined> {
-    const set = Object.entries(changes).map(([field, value]) => sql`${sql.ref(snake(field))} = ${value}`);
+    const set = Object.entries(changes).map(([field, value]) =>
+      field === 'previousSecrets'
+        ? sql`previous_secrets = ${JSON.stringify(value)}::jsonb`
+        : sql`${sql.ref(snake(field))} = ${value}`,
+    );
     const reactivated = changes.active
       ? sql`, disabled_reason = null, failing_since = null,
           cursor_xid = case when active then cursor_xid else pg_snapshot_xmin(pg_current_snapshot()) end,
@@ -171,11 +201,12 @@ export class WebhookRepository {
     return rows;
   }
 
-  async findDelivery(db: Db, tenantId: string, subscriptionId: string, id: string): Promise<DeliveryRow | undefined> {
+  /** The delivery, locked until the transaction `trx` ends. */
+  async findDelivery(trx: Db, tenantId: string, subscriptionId: string, id: string): Promise<DeliveryRow | undefined> {
     const { rows } = await sql<DeliveryRow>`
       select ${DELIVERY_COLUMNS} from webhook_deliveries d
       where d.tenant_id = ${tenantId} and d.subscription_id = ${subscriptionId} and d.id = ${id}
-      for update`.execute(db);
+      for update`.execute(trx);
     return rows[0];
   }
 
@@ -185,10 +216,11 @@ export class WebhookRepository {
     const values = deliveries.map(
       (d) =>
         sql`(${newId()}, ${d.tenantId}, ${d.subscriptionId}, ${d.eventId}, ${d.eventType}, ${d.payload},
-          ${d.status ?? 'pending'}, ${d.error ?? null})`,
+          ${d.status ?? 'pending'}, ${d.error ?? null}, ${d.status ? null : sql`now()`})`,
     );
     const { rows } = await sql<{ id: string; tenantId: string }>`
-      insert into webhook_deliveries (id, tenant_id, subscription_id, event_id, event_type, payload, status, last_error)
+      insert into webhook_deliveries
+        (id, tenant_id, subscription_id, event_id, event_type, payload, status, last_error, next_attempt_at)
       values ${sql.join(values)}
       on conflict (subscription_id, event_id) do nothing
       returning id, tenant_id`.execute(db);
@@ -198,42 +230,87 @@ export class WebhookRepository {
   /** Puts a finished delivery back in line for another attempt (a retry by hand). */
   async requeue(db: Db, id: string): Promise<DeliveryRow> {
     const { rows } = await sql<DeliveryRow>`
-      update webhook_deliveries d set status = 'pending', next_attempt_at = now(), claimed_until = null
+      update webhook_deliveries d
+      set status = 'pending', next_attempt_at = now(), claimed_by = null, claimed_until = null
       where id = ${id} returning ${DELIVERY_COLUMNS}`.execute(db);
     return rows[0] as DeliveryRow;
   }
 
   /**
-   * Takes attempt `attempt` of a delivery for one instance for a while: nothing when that attempt
-   * was made already, or is being made elsewhere (a duplicate job), or the delivery is finished.
+   * Takes an attempt for the queue's job making it: nothing when the attempt was made already,
+   * another job holds it (a duplicate), or the delivery is finished or gone. The same job, offered
+   * again after its instance died, takes it back at once.
    */
-  async claim(db: Db, tenantId: string, id: string, attempt: number): Promise<ClaimedDelivery | undefined> {
+  async claim(db: Db, job: AttemptClaim): Promise<ClaimedDelivery | undefined> {
     const { rows } = await sql<ClaimedDelivery>`
-      update webhook_deliveries d set claimed_until = now() + interval '60 seconds'
+      update webhook_deliveries d
+      set claimed_by = ${job.jobId}, claimed_until = now() + make_interval(secs => ${CLAIM_SECONDS})
       from webhook_subscriptions s
-      where d.id = ${id} and d.tenant_id = ${tenantId} and s.id = d.subscription_id
-        and d.status = 'pending' and d.tries = ${attempt - 1}
-        and (d.claimed_until is null or d.claimed_until < now())
-      returning ${DELIVERY_COLUMNS}, s.url, s.active, s.secret, s.previous_secret, s.previous_secret_until`.execute(db);
+      where d.id = ${job.deliveryId} and d.tenant_id = ${job.tenantId} and s.id = d.subscription_id
+        and d.status = 'pending' and d.tries = ${job.attempt - 1}
+        and (d.claimed_until is null or d.claimed_until < now() or d.claimed_by = ${job.jobId})
+      returning ${DELIVERY_COLUMNS}, s.url, s.active, s.secret, s.previous_secrets`.execute(db);
     return rows[0];
   }
 
-  /** Whether attempt `attempt` was made already or is being made (a second job for it is a duplicate). */
-  async attemptTaken(db: Db, id: string, attempt: number): Promise<boolean> {
+  /** Whether the attempt was made already or another job is making it (the job at hand is a duplicate). */
+  async attemptTaken(db: Db, job: AttemptClaim): Promise<boolean> {
     const { rows } = await sql`
       select 1 from webhook_deliveries
-      where id = ${id} and (tries >= ${attempt} or claimed_until > now())`.execute(db);
+      where id = ${job.deliveryId} and (tries >= ${job.attempt} or claimed_until > now())`.execute(db);
     return rows.length > 0;
   }
 
-  async recordAttempt(db: Db, id: string, attempt: number, record: AttemptRecord): Promise<void> {
-    await sql`
-      update webhook_deliveries set
-        tries = ${attempt}, status = ${record.status}, next_attempt_at = ${record.nextAttemptAt},
-        claimed_until = null, last_attempt_at = now(), last_http_status = ${record.httpStatus},
-        last_error = ${record.error}, last_duration_ms = ${Math.round(record.durationMs)},
-        last_response = ${record.response}
-      where id = ${id}`.execute(db);
+  /** Records a claimed attempt and logs it; false (nothing written) when the claim is no longer the job's. */
+  async recordAttempt(db: Db, job: AttemptClaim, record: AttemptRecord): Promise<boolean> {
+    const durationMs = Math.round(record.durationMs);
+    const { rows } = await sql`
+      with recorded as (
+        update webhook_deliveries set
+          tries = ${job.attempt}, status = ${record.status}, next_attempt_at = ${record.nextAttemptAt},
+          claimed_by = null, claimed_until = null, last_attempt_at = now(), last_http_status = ${record.httpStatus},
+          last_error = ${record.error}, last_duration_ms = ${durationMs}, last_response = ${record.response}
+        where id = ${job.deliveryId} and tries = ${job.attempt - 1} and claimed_by = ${job.jobId}
+        returning id
+      )
+      insert into webhook_attempts (delivery_id, try, http_status, error, duration_ms, response)
+      select id, ${job.attempt}, ${record.httpStatus}, ${record.error}, ${durationMs}, ${record.response} from recorded
+      returning delivery_id`.execute(db);
+    return rows.length > 0;
+  }
+
+  /** The attempts of these deliveries, oldest first. */
+  async attempts(db: Db, deliveryIds: readonly string[]): Promise<AttemptRow[]> {
+    if (deliveryIds.length === 0) return [];
+    const { rows } = await sql<AttemptRow>`
+      select delivery_id, try, attempted_at, http_status, error, duration_ms, response
+      from webhook_attempts where delivery_id = any(${deliveryIds}::uuid[])
+      order by attempted_at, try`.execute(db);
+    return rows;
+  }
+
+  /**
+   * Deliveries waiting past their time by `graceSeconds` with nobody on them: their job was lost
+   * (its retries spent while the database was away). Each is put first in line again, and answered
+   * so that it gets a new job.
+   */
+  async overdue(
+    db: Db,
+    graceSeconds: number,
+    limit: number,
+  ): Promise<{ id: string; tenantId: string; tries: number }[]> {
+    const { rows } = await sql<{ id: string; tenantId: string; tries: number }>`
+      update webhook_deliveries set next_attempt_at = now()
+      where id in (
+        select id from webhook_deliveries
+        where status = 'pending' and next_attempt_at < now() - make_interval(secs => ${graceSeconds})
+          and (claimed_until is null or claimed_until < now())
+        order by next_attempt_at
+        limit ${limit}
+        for update skip locked
+      )
+      returning id, tenant_id, tries`.execute(db);
+    return rows;
   }
 
   /** After an attempt: a success clears the subscription's failures, a failure starts them (if not yet). */
@@ -246,21 +323,33 @@ export class WebhookRepository {
     return rows[0] ?? { failingSince: null };
   }
 
-  async disable(db: Db, subscriptionId: string, reason: string): Promise<void> {
-    await sql`
+  /** Turns an active subscription off; false when it was off already (someone else, or a person, did it). */
+  async disable(db: Db, subscriptionId: string, reason: string): Promise<boolean> {
+    const { rows } = await sql`
       update webhook_subscriptions set active = false, disabled_reason = ${reason}, updated_at = now(), version = version + 1
-      where id = ${subscriptionId}`.execute(db);
+      where id = ${subscriptionId} and active
+      returning id`.execute(db);
+    return rows.length > 0;
   }
 
-  /** Active subscriptions for the dispatcher, each taken by one instance at a time. */
-  async claimActive(db: Db, limit: number): Promise<(SubscriptionRow & { cursor: Position })[]> {
+  /** The ids of active subscriptions after `afterId`, in id order: the dispatcher's pages. */
+  async activeIds(db: Db, afterId: string | null, limit: number): Promise<string[]> {
+    const after = afterId ? sql`and id > ${afterId}` : sql``;
+    const { rows } = await sql<{ id: string }>`
+      select id from webhook_subscriptions where active ${after} order by id limit ${limit}`.execute(db);
+    return rows.map((row) => row.id);
+  }
+
+  /** An active subscription and its place in the feed, locked for the transaction `trx`; undefined when another instance holds it. */
+  async lockActive(trx: Db, id: string): Promise<(SubscriptionRow & { cursor: Position }) | undefined> {
     const { rows } = await sql<SubscriptionRow & { cursorXid: string; cursorSeq: string }>`
       select ${SUBSCRIPTION_COLUMNS}, cursor_xid::text as cursor_xid, cursor_seq::text as cursor_seq
-      from webhook_subscriptions where active
-      order by id
-      for update skip locked
-      limit ${limit}`.execute(db);
-    return rows.map(({ cursorXid, cursorSeq, ...row }) => ({ ...row, cursor: { xid: cursorXid, seq: cursorSeq } }));
+      from webhook_subscriptions where id = ${id} and active
+      for update skip locked`.execute(trx);
+    const row = rows[0];
+    if (!row) return undefined;
+    const { cursorXid, cursorSeq, ...subscription } = row;
+    return { ...subscription, cursor: { xid: cursorXid, seq: cursorSeq } };
   }
 
   async moveCursor(db: Db, subscriptionId: string, position: Position): Promise<void> {

@@ -8,6 +8,7 @@ import { EventService } from '../events/event.service.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import type { AnswerKeeping } from '../idempotency/idempotency.plugin.js';
 import { leadFields } from '../leads/lead.fields.js';
 import { AttemptQueue } from './attempt-queue.js';
 import { SecretBox } from './secret-box.js';
@@ -34,6 +35,19 @@ interface WebhookRoutesOptions {
 
 const read = { scope: 'webhooks:read', notFoundText: webhookMessages.webhookNotFound } as const;
 const write = { scope: 'webhooks:write', notFoundText: webhookMessages.webhookNotFound } as const;
+
+/**
+ * An answer that shows a secret is kept for Idempotency-Key replays (SPEC §7) with the secret
+ * sealed, as the subscription keeps it: the idempotency records hold no secret in the clear.
+ */
+function secretSealedAnswers(secrets: SecretBox): AnswerKeeping {
+  const transform = (change: (secret: string) => Promise<string>) => async (body: string) => {
+    const answer = JSON.parse(body) as { secret?: unknown };
+    if (typeof answer.secret !== 'string') return body;
+    return JSON.stringify({ ...answer, secret: await change(answer.secret) });
+  };
+  return { store: transform((secret) => secrets.seal(secret)), replay: transform((sealed) => secrets.unseal(sealed)) };
+}
 const tags = ['webhooks'];
 
 /**
@@ -49,6 +63,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
   const queue = new AttemptQueue(database, config.databaseUrl, settings.deliver, app.log);
   const service = new WebhookService(db, repository, queue, secrets, settings);
   const metrics = new WebhookMetrics(app.metricsRegistry, db, repository);
+  const showsSecret = { ...write, idempotentAnswer: secretSealedAnswers(secrets) };
   if (settings.deliver) {
     const events = new EventService(new EventRepository(db), {
       lead: leadFields(config.leadStatuses),
@@ -112,7 +127,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         body: WebhookCreate,
         response: { 201: WebhookWithSecret, ...errorResponses(400, 403, 409, 413, 415) },
       },
-      config: write,
+      config: showsSecret,
     },
     async (request, reply) =>
       reply.code(201).send(await service.create(caller(request), request.body as WebhookCreate)),
@@ -178,7 +193,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         params: IdParams,
         response: { 200: WebhookWithSecret, ...errorResponses(400, 403, 404) },
       },
-      config: write,
+      config: showsSecret,
     },
     (request) => service.rotateSecret(tenantOf(request), (request.params as IdParams).id),
   );

@@ -45,7 +45,7 @@ export const Webhook = Type.Object(
     active: Type.Boolean(),
     disabledReason: Nullable(Type.String({ description: 'Why Funil turned it off (a 410, or 5 days of failures).' })),
     previousSecretExpiresAt: Nullable(
-      Type.String({ format: 'date-time', description: 'Until then, the secret before the last rotation signs too.' }),
+      Type.String({ format: 'date-time', description: 'Until then, secrets replaced by rotations sign too.' }),
     ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -81,6 +81,20 @@ export const Delivery = Type.Object(
     response: Nullable(Type.String({ description: 'The first 1 KiB of the latest answer.' })),
     nextAttemptAt: Nullable(Timestamp),
     createdAt: Timestamp,
+    attempts: Type.Array(
+      Type.Object(
+        {
+          try: Type.Integer(),
+          at: Timestamp,
+          httpStatus: Nullable(Type.Integer()),
+          error: Nullable(Type.String()),
+          durationMs: Type.Integer(),
+          response: Nullable(Type.String({ description: 'The first 1 KiB of the answer.' })),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every attempt made, oldest first (a retry by hand adds to them).' },
+    ),
   },
   { additionalProperties: false },
 );

@@ -8,13 +8,21 @@ import { isUuid } from '../shared/ids.js';
 import type { AttemptQueue } from './attempt-queue.js';
 import type { SecretBox } from './secret-box.js';
 import { webhookMessages } from './webhook.messages.js';
-import type { DeliveryRow, SubscriptionChanges, SubscriptionRow, WebhookRepository } from './webhook.repository.js';
+import type {
+  AttemptRow,
+  DeliveryRow,
+  SubscriptionChanges,
+  SubscriptionRow,
+  WebhookRepository,
+} from './webhook.repository.js';
 import type { Delivery, Webhook, WebhookCreate, WebhookUpdate } from './webhook.schemas.js';
 import { webhookEntry } from './webhook-entries.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import { targetProblem } from './webhook-target.js';
 
 const MAX_SUBSCRIPTIONS = 25;
+/** Rotations within one 24 h overlap beyond this drop the oldest secret early (each signature costs an HMAC). */
+const MAX_PREVIOUS_SECRETS = 5;
 /** SPEC §15: after a rotation, the former secret signs beside the new one this long. */
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
@@ -97,16 +105,21 @@ export class WebhookService {
     if (!(await this.webhooks.delete(this.db, tenantId, id))) throw notFound(webhookMessages.webhookNotFound);
   }
 
-  /** A new secret; the one before keeps signing beside it for 24 h (SPEC §15). */
+  /**
+   * A new secret; the one it replaces keeps signing beside it for 24 h (SPEC §15), and so do those
+   * replaced before still within their own 24 h.
+   */
   async rotateSecret(tenantId: string, id: string): Promise<Webhook & { secret: string }> {
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
     const row = await inTransaction(this.db, async (trx) => {
       const current = await this.#find(trx, tenantId, id, true);
+      const now = Date.now();
+      const stillSigning = current.previousSecrets.filter((entry) => Date.parse(entry.until) > now);
+      const replaced = { secret: current.secret, until: new Date(now + ROTATION_OVERLAP_MS).toISOString() };
       return (await this.webhooks.update(trx, tenantId, id, {
         secret: sealed,
-        previousSecret: current.secret,
-        previousSecretUntil: new Date(Date.now() + ROTATION_OVERLAP_MS),
+        previousSecrets: [...stillSigning, replaced].slice(-MAX_PREVIOUS_SECRETS),
       })) as SubscriptionRow;
     });
     return { ...toWebhook(row), secret };
@@ -119,10 +132,21 @@ export class WebhookService {
   ): Promise<{ deliveries: Delivery[]; more: boolean }> {
     await this.#find(this.db, tenantId, id);
     const rows = await this.webhooks.deliveries(this.db, tenantId, id, { ...page, limit: page.limit + 1 });
-    return { deliveries: rows.slice(0, page.limit).map(toDelivery), more: rows.length > page.limit };
+    const shown = rows.slice(0, page.limit);
+    const attempts = new Map<string, AttemptRow[]>();
+    for (const attempt of await this.webhooks.attempts(
+      this.db,
+      shown.map((row) => row.id),
+    )) {
+      attempts.set(attempt.deliveryId, [...(attempts.get(attempt.deliveryId) ?? []), attempt]);
+    }
+    return {
+      deliveries: shown.map((row) => toDelivery(row, attempts.get(row.id) ?? [])),
+      more: rows.length > page.limit,
+    };
   }
 
-  /** Sends a `webhook.test` event now (an active subscription, or a paused one alike). */
+  /** Sends a `webhook.test` event now, to an active subscription or a paused one alike. */
   async test(caller: WebhookCaller, id: string): Promise<Delivery> {
     await this.#queueReady();
     const delivery = await inTransaction(this.db, async (trx) => {
@@ -188,8 +212,11 @@ function checkTypes(types: readonly string[], families: readonly EventFamily[]):
 }
 
 function toWebhook(row: SubscriptionRow): Webhook {
-  const overlap =
-    row.previousSecretUntil && row.previousSecretUntil.getTime() > Date.now() ? row.previousSecretUntil : null;
+  const overlap = row.previousSecrets
+    .map((entry) => entry.until)
+    .filter((until) => Date.parse(until) > Date.now())
+    .sort()
+    .pop();
   return {
     id: row.id,
     url: row.url,
@@ -197,13 +224,13 @@ function toWebhook(row: SubscriptionRow): Webhook {
     description: row.description,
     active: row.active,
     disabledReason: row.disabledReason,
-    previousSecretExpiresAt: overlap?.toISOString() ?? null,
+    previousSecretExpiresAt: overlap ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
 }
 
-function toDelivery(row: DeliveryRow): Delivery {
+function toDelivery(row: DeliveryRow, attempts: readonly AttemptRow[] = []): Delivery {
   return {
     id: row.id,
     eventId: row.eventId,
@@ -217,5 +244,13 @@ function toDelivery(row: DeliveryRow): Delivery {
     response: row.lastResponse,
     nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
+    attempts: attempts.map((attempt) => ({
+      try: attempt.try,
+      at: attempt.attemptedAt.toISOString(),
+      httpStatus: attempt.httpStatus,
+      error: attempt.error,
+      durationMs: attempt.durationMs,
+      response: attempt.response,
+    })),
   };
 }

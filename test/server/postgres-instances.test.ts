@@ -3,10 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { adminAuth, PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
 import { postgresTestUrl, withDatabase } from '../helpers/test-database.js';
 
-const ADMIN_TOKEN = 'instances-admin-token-0123456789abcdefghij';
+const ADMIN_TOKEN = PROCESS_ADMIN_TOKEN;
 const url = postgresTestUrl();
 if (!url && process.env.CI) throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
 
@@ -18,30 +19,6 @@ async function admin(sql: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-const adminAuth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-
-/** A new tenant, made through `server`'s admin API, and a token of it with `scopes`. */
-async function tenantWithToken(
-  server: ServerProcess,
-  name: string,
-  scopes: readonly string[],
-): Promise<{ id: string; token: string }> {
-  const tenant = (await (
-    await fetch(`${server.url}/api/admin/v1/tenants`, {
-      method: 'POST',
-      headers: adminAuth,
-      body: JSON.stringify({ name }),
-    })
-  ).json()) as { id: string };
-  return (await (
-    await fetch(`${server.url}/api/admin/v1/tenants/${tenant.id}/tokens`, {
-      method: 'POST',
-      headers: adminAuth,
-      body: JSON.stringify({ name: 'sync', scopes }),
-    })
-  ).json()) as { id: string; token: string };
 }
 
 describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {

@@ -1,60 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook as Verifier } from 'standardwebhooks';
 import { API, describeEachBackend } from '../helpers/test-app.js';
-
-interface Received {
-  path: string | undefined;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A real receiver on 127.0.0.1: records each POST and answers with the next status of its script. */
-class Receiver {
-  readonly received: Received[] = [];
-  #server: Server | undefined;
-  /** Statuses to answer in turn; past the end, 200. */
-  script: number[] = [];
-
-  async start(): Promise<void> {
-    this.#server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        this.received.push({
-          path: request.url,
-          headers: request.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        });
-        response.writeHead(this.script.shift() ?? 200, { 'content-type': 'text/plain' }).end('thanks');
-      });
-    });
-    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
-  }
-
-  url(path: string): string {
-    const address = this.#server?.address() as AddressInfo | undefined;
-    return `http://127.0.0.1:${address?.port}${path}`;
-  }
-
-  /** What arrived at `path`, waiting until `count` have (or failing after 20 s). */
-  async at(path: string, count = 1): Promise<Received[]> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const arrived = this.received.filter((received) => received.path === path);
-      if (arrived.length >= count) return arrived;
-      if (Date.now() > deadline) throw new Error(`${path}: ${arrived.length} of ${count} deliveries arrived`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
-  }
-}
+import { type Received, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const FAST_RETRIES = { FUNIL_WEBHOOKS_RETRY_DELAYS: '1,1' };
 const LOCAL_TARGETS = { FUNIL_WEBHOOKS_ALLOW_HTTP: 'true', FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true' };
@@ -62,7 +11,7 @@ const LOCAL_TARGETS = { FUNIL_WEBHOOKS_ALLOW_HTTP: 'true', FUNIL_WEBHOOKS_ALLOW_
 describeEachBackend(
   'webhooks (SPEC §15)',
   (ctx) => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     let path = 0;
     /** Each subscription gets a path of its own on the one receiver. */
     const target = () => `/hook-${++path}`;
@@ -125,7 +74,7 @@ describeEachBackend(
     it('retries a failed attempt on the schedule, with the same webhook-id, and logs each try', async () => {
       const tenant = await ctx.tenant();
       const hook = await subscribe(tenant.token, ['lead.created']);
-      receiver.script.push(500);
+      receiver.respond(hook.path, 500);
       await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Bia', phone: '1' } });
       const [first, second] = await receiver.at(hook.path, 2);
       assert.equal(first?.headers['webhook-id'], second?.headers['webhook-id']);
@@ -134,12 +83,19 @@ describeEachBackend(
         return answer.body[0]?.status === 'succeeded' ? answer.body : undefined;
       });
       assert.equal(log[0].tries, 2);
+      assert.deepEqual(
+        log[0].attempts.map((a: { try: number; httpStatus: number }) => [a.try, a.httpStatus]),
+        [
+          [1, 500],
+          [2, 200],
+        ],
+      );
     });
 
     it('marks a delivery failed after the last retry, and a retry by hand sends it again', async () => {
       const tenant = await ctx.tenant();
       const hook = await subscribe(tenant.token, ['lead.created']);
-      receiver.script.push(500, 503, 502);
+      receiver.respond(hook.path, 500, 503, 502);
       await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Caio', phone: '2' } });
       await receiver.at(hook.path, 3);
       const failed = await waitFor(async () => {
@@ -156,18 +112,33 @@ describeEachBackend(
       });
       assert.equal(retried.status, 202, retried.text);
       assert.equal(retried.body.status, 'pending');
-      const arrived = await receiver.at(hook.path, 4);
-      assert.equal(arrived[3]?.headers['webhook-id'], failed.eventId);
+      // While the attempt waits for its answer, the delivery is pending: no second retry.
+      receiver.delay(hook.path, 1_000);
       const again = await ctx.request('POST', `${API}/webhooks/${hook.id}/deliveries/${failed.id}/retry`, {
         token: tenant.token,
       });
-      assert.ok([202, 409].includes(again.status));
+      assert.equal(again.status, 409);
+      const arrived = await receiver.at(hook.path, 4);
+      assert.equal(arrived[3]?.headers['webhook-id'], failed.eventId);
+      const done = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+        return answer.body[0]?.status === 'succeeded' ? answer.body[0] : undefined;
+      });
+      assert.deepEqual(
+        done.attempts.map((a: { try: number; httpStatus: number }) => [a.try, a.httpStatus]),
+        [
+          [1, 500],
+          [2, 503],
+          [3, 502],
+          [4, 200],
+        ],
+      );
     });
 
     it('turns a subscription off when the target answers 410, and says so in the log', async () => {
       const tenant = await ctx.tenant();
       const hook = await subscribe(tenant.token, ['lead.created']);
-      receiver.script.push(410);
+      receiver.respond(hook.path, 410);
       await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Duda', phone: '3' } });
       await receiver.at(hook.path);
       const disabled = await waitFor(async () => {
@@ -185,18 +156,20 @@ describeEachBackend(
       );
     });
 
-    it('signs with both secrets for a day after a rotation', async () => {
+    it('signs with every secret replaced in the last 24 h beside the new one', async () => {
       const tenant = await ctx.tenant();
       const hook = await subscribe(tenant.token, ['lead.created']);
-      const rotated = await ctx.request('POST', `${API}/webhooks/${hook.id}/rotate-secret`, { token: tenant.token });
+      const rotate = () => ctx.request('POST', `${API}/webhooks/${hook.id}/rotate-secret`, { token: tenant.token });
+      const rotated = await rotate();
       assert.equal(rotated.status, 200);
       assert.notEqual(rotated.body.secret, hook.secret);
       assert.ok(Date.parse(rotated.body.previousSecretExpiresAt) > Date.now() + 23 * 3_600_000);
+      const newest = await rotate();
       await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Eva', phone: '4' } });
       const [delivery] = await receiver.at(hook.path);
       assert.ok(delivery);
-      assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 2);
-      for (const secret of [hook.secret, rotated.body.secret]) {
+      assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 3);
+      for (const secret of [hook.secret, rotated.body.secret, newest.body.secret]) {
         assert.doesNotThrow(() => new Verifier(secret).verify(delivery.body, headersOf(delivery)));
       }
     });
@@ -242,6 +215,11 @@ describeEachBackend(
         ['DELETE', `${API}/webhooks/${hook.id}`],
         ['GET', `${API}/webhooks/${hook.id}/deliveries`],
         ['POST', `${API}/webhooks/${hook.id}/test`],
+        ['POST', `${API}/webhooks/${hook.id}/rotate-secret`],
+        [
+          'POST',
+          `${API}/webhooks/${hook.id}/deliveries/${(await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token })).body[0].id}/retry`,
+        ],
       ] as const) {
         const answer = await ctx.request(method, url, {
           token: other.token,
@@ -249,6 +227,57 @@ describeEachBackend(
         });
         assert.equal(answer.status, 404, `${method} ${url}`);
       }
+    });
+
+    it('replays a creation by Idempotency-Key with its secret, which the idempotency record keeps sealed', async () => {
+      const tenant = await ctx.tenant();
+      const request = {
+        token: tenant.token,
+        headers: { 'idempotency-key': 'hook-once' },
+        body: { url: receiver.url(target()), events: ['*'] },
+      };
+      const first = await ctx.request('POST', `${API}/webhooks`, request);
+      const replay = await ctx.request('POST', `${API}/webhooks`, request);
+      assert.equal(replay.status, 201);
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(replay.body, first.body);
+      const { rows } = await sql<{ body: string }>`select response_body as body from idempotency_keys`.execute(ctx.db);
+      assert.ok(rows.length > 0);
+      assert.equal(
+        rows.some((row) => JSON.stringify(row).includes(first.body.secret.slice(6))),
+        false,
+      );
+      const listed = await ctx.request('GET', `${API}/webhooks`, { token: tenant.token });
+      assert.equal(listed.body.length, 1, 'one subscription for two requests');
+    });
+
+    it('sends nothing while paused, and after it is turned on again only what comes next', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      const pause = await ctx.request('PUT', `${API}/webhooks/${hook.id}`, {
+        token: tenant.token,
+        body: { active: false },
+      });
+      assert.equal(pause.body.active, false);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'While paused', phone: '6' } });
+      await ctx.request('PUT', `${API}/webhooks/${hook.id}`, { token: tenant.token, body: { active: true } });
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'After', phone: '7' } });
+      const [delivery] = await receiver.at(hook.path);
+      assert.equal(JSON.parse(delivery?.body ?? '{}').data.object.name, 'After');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal((await receiver.at(hook.path)).length, 1);
+    });
+
+    it('serves more subscriptions than the dispatcher reads at a time', async () => {
+      const hooks: { path: string; token: string }[] = [];
+      // 25 per tenant at most: 5 tenants × 21 = 105, past a page of 100.
+      for (let t = 0; t < 5; t++) {
+        const tenant = await ctx.tenant(`Many ${t}`);
+        for (let n = 0; n < 21; n++)
+          hooks.push({ ...(await subscribe(tenant.token, ['lead.created'])), token: tenant.token });
+        await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: `Many ${t}`, phone: '8' } });
+      }
+      for (const hook of hooks) await receiver.at(hook.path, 1, 60_000);
     });
 
     it('needs webhooks:read to look and webhooks:write to change', async () => {

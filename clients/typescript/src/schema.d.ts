@@ -6208,7 +6208,7 @@ export interface operations {
                         disabledReason: string | null;
                         /**
                          * Format: date-time
-                         * @description Until then, the secret before the last rotation signs too.
+                         * @description Until then, secrets replaced by rotations sign too.
                          */
                         previousSecretExpiresAt: string | null;
                         /**
@@ -6414,7 +6414,7 @@ export interface operations {
                         disabledReason: string | null;
                         /**
                          * Format: date-time
-                         * @description Until then, the secret before the last rotation signs too.
+                         * @description Until then, secrets replaced by rotations sign too.
                          */
                         previousSecretExpiresAt: string | null;
                         /**
@@ -6754,7 +6754,7 @@ export interface operations {
                         disabledReason: string | null;
                         /**
                          * Format: date-time
-                         * @description Until then, the secret before the last rotation signs too.
+                         * @description Until then, secrets replaced by rotations sign too.
                          */
                         previousSecretExpiresAt: string | null;
                         /**
@@ -6990,7 +6990,7 @@ export interface operations {
                         disabledReason: string | null;
                         /**
                          * Format: date-time
-                         * @description Until then, the secret before the last rotation signs too.
+                         * @description Until then, secrets replaced by rotations sign too.
                          */
                         previousSecretExpiresAt: string | null;
                         /**
@@ -7588,7 +7588,7 @@ export interface operations {
                         disabledReason: string | null;
                         /**
                          * Format: date-time
-                         * @description Until then, the secret before the last rotation signs too.
+                         * @description Until then, secrets replaced by rotations sign too.
                          */
                         previousSecretExpiresAt: string | null;
                         /**
@@ -7927,6 +7927,20 @@ export interface operations {
                          * @example 2026-11-21T10:00:00.000Z
                          */
                         createdAt: string;
+                        /** @description Every attempt made, oldest first (a retry by hand adds to them). */
+                        attempts: {
+                            try: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            at: string;
+                            httpStatus: number | null;
+                            error: string | null;
+                            durationMs: number;
+                            /** @description The first 1 KiB of the answer. */
+                            response: string | null;
+                        }[];
                     }[];
                 };
             };
@@ -8185,6 +8199,20 @@ export interface operations {
                          * @example 2026-11-21T10:00:00.000Z
                          */
                         createdAt: string;
+                        /** @description Every attempt made, oldest first (a retry by hand adds to them). */
+                        attempts: {
+                            try: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            at: string;
+                            httpStatus: number | null;
+                            error: string | null;
+                            durationMs: number;
+                            /** @description The first 1 KiB of the answer. */
+                            response: string | null;
+                        }[];
                     };
                 };
             };
@@ -8505,6 +8533,20 @@ export interface operations {
                          * @example 2026-11-21T10:00:00.000Z
                          */
                         createdAt: string;
+                        /** @description Every attempt made, oldest first (a retry by hand adds to them). */
+                        attempts: {
+                            try: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            at: string;
+                            httpStatus: number | null;
+                            error: string | null;
+                            durationMs: number;
+                            /** @description The first 1 KiB of the answer. */
+                            response: string | null;
+                        }[];
                     };
                 };
             };

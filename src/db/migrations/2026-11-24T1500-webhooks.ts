@@ -8,7 +8,9 @@ import PgBoss from 'pg-boss';
  * `cursor_seq`: where the feed stood when it was made), so it receives exactly the events committed
  * after it; the dispatcher turns events into deliveries and moves the position in one transaction.
  * A delivery keeps the JSON it sends (the event as the feed showed it) and its latest attempt; one
- * per subscription and event (the unique key refuses a second).
+ * per subscription and event (the unique key refuses a second). Each attempt is logged too. A
+ * subscription signs with its secret and with the former ones still in their 24 h overlap
+ * (`previous_secrets`: `[{secret, until}]`, sealed like the secret).
  *
  * The queue is pg-boss's schema, installed here so that it is versioned with Funil's own; pg-boss
  * migrates it itself when a newer release needs to.
@@ -33,8 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       active boolean not null default true,
       disabled_reason text,
       secret text not null,
-      previous_secret text,
-      previous_secret_until timestamptz(3),
+      previous_secrets jsonb not null default '[]',
       created_by uuid,
       cursor_xid xid8 not null,
       cursor_seq bigint not null default 0,
@@ -58,6 +59,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       status text not null check (status in ('pending', 'succeeded', 'failed')),
       tries integer not null default 0,
       next_attempt_at timestamptz(3),
+      claimed_by uuid,
       claimed_until timestamptz(3),
       last_attempt_at timestamptz(3),
       last_http_status integer,
@@ -71,9 +73,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create index webhook_deliveries_log_idx on webhook_deliveries (subscription_id, created_at desc, id desc)`.execute(
     db,
   );
-  await sql`create index webhook_deliveries_pending_idx on webhook_deliveries (created_at) where status = 'pending'`.execute(
+  await sql`
+    create index webhook_deliveries_pending_idx on webhook_deliveries (next_attempt_at) where status = 'pending'`.execute(
     db,
   );
+  await sql`
+    create table webhook_attempts (
+      delivery_id uuid not null references webhook_deliveries (id) on delete cascade,
+      try integer not null,
+      attempted_at timestamptz(3) not null default now(),
+      http_status integer,
+      error text,
+      duration_ms integer not null,
+      response text,
+      primary key (delivery_id, try, attempted_at)
+    )`.execute(db);
   await sql.raw(queueSchema()).execute(db);
 }
 
@@ -100,6 +114,7 @@ async function tokenScopes(db: Kysely<unknown>, scopes: readonly string[]): Prom
 export async function down(db: Kysely<unknown>): Promise<void> {
   await tokenScopes(db, ['leads:read', 'leads:write', 'customers:read', 'customers:write']);
   await sql`drop schema if exists pgboss cascade`.execute(db);
+  await sql`drop table if exists webhook_attempts`.execute(db);
   await sql`drop table if exists webhook_deliveries`.execute(db);
   await sql`drop table if exists webhook_subscriptions`.execute(db);
 }
