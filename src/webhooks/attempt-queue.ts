@@ -23,8 +23,8 @@ export const CLAIM_SECONDS = 60;
 const EXPIRE_SECONDS = 20;
 const MAINTENANCE_SECONDS = 10;
 const RETRY_DELAY_SECONDS = 5;
-/** Attempts made at once by one instance. */
-const CONCURRENCY = 8;
+/** Attempts made at once by one instance (each mostly waits on its target). */
+const CONCURRENCY = 20;
 
 /**
  * The webhook attempts' job queue: pg-boss, keeping its jobs in Funil's database (the `pgboss`
@@ -96,6 +96,8 @@ export class AttemptQueue {
               this.logger.warn({ err: outcome.reason, deliveryId: job.data.deliveryId }, 'webhook attempt failed');
               await this.#boss.fail(QUEUE, job.id, { message: String(outcome.reason) }).catch(() => undefined);
             }
+            // pg-boss waits out its polling interval even after a full batch: more may be waiting.
+            if (jobs.length === CONCURRENCY) this.wake();
           },
         );
         then();

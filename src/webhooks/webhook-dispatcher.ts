@@ -6,6 +6,7 @@ import { EventRepository, type EventRow } from '../events/event.repository.js';
 import { type ApiEvent, EVENT_TYPES } from '../events/event.service.js';
 import { type AttemptQueue, settledWithin } from './attempt-queue.js';
 import type { WebhookRepository } from './webhook.repository.js';
+import { deliveryOf } from './webhook-entries.js';
 
 /** Subscription ids read at a time, and events read per subscription at a time. */
 const SUBSCRIPTIONS_PER_PAGE = 100;
@@ -17,7 +18,7 @@ const EVENTS_PER_PASS = 500;
 const SWEEP_EVERY_MS = 60_000;
 const OVERDUE_GRACE_SECONDS = 600;
 /** How often an idle dispatcher looks at the feed (other instances' writes included). */
-const POLL_MS = 1_000;
+const POLL_MS = 200;
 const STOP_WAIT_MS = 2_000;
 
 export type RenderEvent = (
@@ -70,7 +71,7 @@ export class WebhookDispatcher {
       behind = false;
       let after: string | null = null;
       for (;;) {
-        const ids = await this.webhooks.activeIds(this.db, after, SUBSCRIPTIONS_PER_PAGE);
+        const ids = await this.webhooks.behindIds(this.db, after, SUBSCRIPTIONS_PER_PAGE);
         for (const id of ids) {
           if (this.#stopped) return made;
           const pass = await inTransaction(this.db, (trx) => this.#follow(trx, id));
@@ -102,16 +103,7 @@ export class WebhookDispatcher {
     const wanted = new Set(subscription.eventTypes);
     const deliveries = rows
       .filter((row) => wanted.has('*') || wanted.has(row.type))
-      .map((row) => {
-        const event = this.render(subscription.tenantId, row);
-        return {
-          tenantId: subscription.tenantId,
-          subscriptionId: subscription.id,
-          eventId: event.id,
-          eventType: event.type,
-          payload: JSON.stringify(event),
-        };
-      });
+      .map((row) => deliveryOf(subscription, this.render(subscription.tenantId, row)));
     const added = await this.webhooks.insertDeliveries(trx, deliveries);
     await this.queue.enqueue(
       trx,

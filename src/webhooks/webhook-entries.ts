@@ -2,6 +2,17 @@ import type { ApiEvent } from '../events/event.service.js';
 import { newId } from '../shared/ids.js';
 import type { NewDelivery } from './webhook.repository.js';
 
+/** The delivery of `event` (shaped as the feed shows it) to a subscription. */
+export function deliveryOf(subscription: { id: string; tenantId: string }, event: ApiEvent): NewDelivery {
+  return {
+    tenantId: subscription.tenantId,
+    subscriptionId: subscription.id,
+    eventId: event.id,
+    eventType: event.type,
+    payload: JSON.stringify(event),
+  };
+}
+
 /** Deliveries that do not come from the change feed: a test event, and the log entry of a disabling. */
 export const webhookEntry = {
   /** `POST /webhooks/:id/test`: a `webhook.test` event, shaped like the feed's. */
@@ -15,13 +26,7 @@ export const webhookEntry = {
       requestId: actor.requestId,
       data: { object: { webhookId: subscription.id, url: subscription.url }, changedFields: [], previous: {} },
     };
-    return {
-      tenantId: subscription.tenantId,
-      subscriptionId: subscription.id,
-      eventId: event.id,
-      eventType: event.type,
-      payload: JSON.stringify(event),
-    } satisfies NewDelivery;
+    return deliveryOf(subscription, event);
   },
 
   /** Not sent: tells the delivery log why the subscription stopped. */

@@ -313,14 +313,29 @@ export class WebhookRepository {
     return rows;
   }
 
-  /** After an attempt: a success clears the subscription's failures, a failure starts them (if not yet). */
+  /**
+   * After an attempt: a success clears the subscription's failures, a failure starts them (if not
+   * yet); answers since when it fails. The row is written only when that changes: attempts of one
+   * subscription run side by side, and would otherwise queue for its row one after the other.
+   */
   async noteOutcome(db: Db, subscriptionId: string, succeeded: boolean): Promise<{ failingSince: Date | null }> {
+    if (succeeded) {
+      await sql`
+        update webhook_subscriptions set failing_since = null
+        where id = ${subscriptionId} and failing_since is not null`.execute(db);
+      return { failingSince: null };
+    }
     const { rows } = await sql<{ failingSince: Date | null }>`
-      update webhook_subscriptions
-      set failing_since = ${succeeded ? null : sql`coalesce(failing_since, now())`}
-      where id = ${subscriptionId}
-      returning failing_since`.execute(db);
-    return rows[0] ?? { failingSince: null };
+      with started as (
+        update webhook_subscriptions set failing_since = now()
+        where id = ${subscriptionId} and failing_since is null
+        returning failing_since
+      )
+      select coalesce(
+        (select failing_since from started),
+        (select failing_since from webhook_subscriptions where id = ${subscriptionId})
+      ) as failing_since`.execute(db);
+    return { failingSince: rows[0]?.failingSince ?? null };
   }
 
   /** Turns an active subscription off; false when it was off already (someone else, or a person, did it). */
@@ -332,11 +347,24 @@ export class WebhookRepository {
     return rows.length > 0;
   }
 
-  /** The ids of active subscriptions after `afterId`, in id order: the dispatcher's pages. */
-  async activeIds(db: Db, afterId: string | null, limit: number): Promise<string[]> {
-    const after = afterId ? sql`and id > ${afterId}` : sql``;
+  /**
+   * The ids of active subscriptions after `afterId`, in id order, that have events of their
+   * families past their place in the feed: the dispatcher's pages. One index probe each, so an idle
+   * dispatcher costs one statement a poll however many subscriptions there are.
+   */
+  async behindIds(db: Db, afterId: string | null, limit: number): Promise<string[]> {
+    const after = afterId ? sql`and s.id > ${afterId}` : sql``;
     const { rows } = await sql<{ id: string }>`
-      select id from webhook_subscriptions where active ${after} order by id limit ${limit}`.execute(db);
+      select s.id from webhook_subscriptions s
+      where s.active ${after}
+        and exists (
+          select 1 from events e
+          where e.tenant_id = s.tenant_id
+            and (e.xid, e.seq) > (s.cursor_xid, s.cursor_seq)
+            and e.xid < pg_snapshot_xmin(pg_current_snapshot())
+            and split_part(e.type, '.', 1) = any(s.families)
+        )
+      order by s.id limit ${limit}`.execute(db);
     return rows.map((row) => row.id);
   }
 
