@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import type { Text } from '../shared/messages.js';
 import { signatureHeader } from './webhook-signature.js';
 import { type TargetPolicy, targetProblem } from './webhook-target.js';
 
@@ -69,9 +70,9 @@ function attempt(request: WebhookRequest, timestampSeconds: number): Promise<Ans
     };
     const deadline = setTimeout(() => settle(`timed out after ${request.timeoutMs} ms`), request.timeoutMs);
 
-    const post = (problem: string | null) => {
+    const post = (problem: Text | null) => {
       if (settled) return;
-      if (problem !== null) return settle(problem);
+      if (problem !== null) return settle(problem.en);
       outgoing = open(request, timestampSeconds, (answer) => {
         status = answer.statusCode ?? null;
         let length = 0;

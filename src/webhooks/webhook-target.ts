@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { Text } from '../shared/messages.js';
 
 /** What a webhook target may be; both false in production (SPEC §15). */
 export interface TargetPolicy {
@@ -10,25 +11,33 @@ export interface TargetPolicy {
 
 const ECHO_LIMIT = 100;
 
-/** Why a webhook URL is refused (a short sentence for a 400), or null when it is acceptable. */
-export async function targetProblem(url: string, policy: TargetPolicy): Promise<string | null> {
+/** Why a webhook URL is refused (a short phrase for a 400, in both languages), or null when it is acceptable. */
+export async function targetProblem(url: string, policy: TargetPolicy): Promise<Text | null> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return 'the URL is not valid';
+    return { pt: 'a URL não é válida', en: 'the URL is not valid' };
   }
   const httpAllowed = policy.allowHttp && parsed.protocol === 'http:';
   if (parsed.protocol !== 'https:' && !httpAllowed) {
-    return policy.allowHttp ? 'the URL must use http or https' : 'the URL must use https';
+    return policy.allowHttp
+      ? { pt: 'a URL deve usar http ou https', en: 'the URL must use http or https' }
+      : { pt: 'a URL deve usar https', en: 'the URL must use https' };
   }
-  if (parsed.username || parsed.password) return 'the URL must not contain a user name or password';
+  if (parsed.username || parsed.password) {
+    return { pt: 'a URL não pode conter usuário ou senha', en: 'the URL must not contain a user name or password' };
+  }
   if (policy.allowPrivate) return null;
 
   const addresses = await addressesOf(parsed.hostname);
-  if (addresses.length === 0) return 'the host does not resolve';
+  if (addresses.length === 0) return { pt: 'o host não resolve', en: 'the host does not resolve' };
   const refused = addresses.find((address) => !isPublicAddress(address));
-  return refused === undefined ? null : `the host resolves to a non-public address (${echo(refused)})`;
+  if (refused === undefined) return null;
+  return {
+    pt: `o host resolve para um endereço não público (${echo(refused)})`,
+    en: `the host resolves to a non-public address (${echo(refused)})`,
+  };
 }
 
 /** True only for ordinary unicast addresses; IPv4-mapped IPv6 is judged as the IPv4 it carries. */

@@ -19,5 +19,5 @@ export const webhookMessages = {
     pt: 'Esta entrega já aguarda uma tentativa.',
     en: 'This delivery is already waiting for an attempt.',
   },
-  badTarget: (reason: string) => ({ pt: `URL recusada: ${reason}.`, en: `URL refused: ${reason}.` }),
+  badTarget: (reason: Text) => ({ pt: `URL recusada: ${reason.pt}.`, en: `URL refused: ${reason.en}.` }),
 } as const satisfies Record<string, Text | ((...args: never[]) => Text)>;

@@ -193,15 +193,18 @@ describe('webhook delivery (SPEC §15)', () => {
 
 describe('webhook targets (SPEC §15)', () => {
   it('refuses http unless allowed, and anything other than http(s)', async () => {
-    assert.match((await targetProblem('http://93.184.216.34/', PRODUCTION)) ?? '', /must use https/);
+    assert.match((await targetProblem('http://93.184.216.34/', PRODUCTION))?.en ?? '', /must use https/);
     assert.equal(await targetProblem('http://93.184.216.34/', { allowHttp: true, allowPrivate: false }), null);
-    assert.match((await targetProblem('ftp://93.184.216.34/', LOCAL)) ?? '', /must use http or https/);
-    assert.match((await targetProblem('not a url', LOCAL)) ?? '', /not valid/);
+    assert.match((await targetProblem('ftp://93.184.216.34/', LOCAL))?.en ?? '', /must use http or https/);
+    assert.match((await targetProblem('not a url', LOCAL))?.en ?? '', /not valid/);
   });
 
   it('refuses a URL with credentials', async () => {
-    assert.match((await targetProblem('https://user:pass@93.184.216.34/', PRODUCTION)) ?? '', /user name or password/);
-    assert.match((await targetProblem('https://user@127.0.0.1/', LOCAL)) ?? '', /user name or password/);
+    assert.match(
+      (await targetProblem('https://user:pass@93.184.216.34/', PRODUCTION))?.en ?? '',
+      /user name or password/,
+    );
+    assert.match((await targetProblem('https://user@127.0.0.1/', LOCAL))?.en ?? '', /user name or password/);
   });
 
   it('refuses private, loopback, link-local and unspecified targets', async () => {
@@ -215,7 +218,7 @@ describe('webhook targets (SPEC §15)', () => {
       'https://0.0.0.0/',
     ];
     for (const url of refused) {
-      assert.match((await targetProblem(url, PRODUCTION)) ?? '', /non-public address/, url);
+      assert.match((await targetProblem(url, PRODUCTION))?.en ?? '', /non-public address/, url);
     }
   });
 
@@ -229,7 +232,7 @@ describe('webhook targets (SPEC §15)', () => {
     const long = 'a'.repeat(10_000);
     for (const url of [`ftp://${long}/`, `https://${long}:x@93.184.216.34/`, `https://[::1]/${long}`, long]) {
       const problem = await targetProblem(url, PRODUCTION);
-      assert.ok(problem !== null && problem.length <= 150, problem ?? 'accepted');
+      assert.ok(problem !== null && problem.en.length <= 150 && problem.pt.length <= 150, problem?.en ?? 'accepted');
     }
   });
 
