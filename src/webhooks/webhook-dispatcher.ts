@@ -16,23 +16,23 @@ const EVENTS_PER_PASS = 500;
  * be: well beyond a job's own retries (5 × 5 s after a 20 s expiry) and a claim (60 s).
  */
 const SWEEP_EVERY_MS = 60_000;
+const PRUNE_BATCH = 1_000;
 const OVERDUE_GRACE_SECONDS = 600;
 /** How often an idle dispatcher looks at the feed (other instances' writes included). */
 const POLL_MS = 200;
 const STOP_WAIT_MS = 2_000;
 
-export type RenderEvent = (
-  tenantId: string,
-  row: Parameters<EventRepository['feed']>[1] extends never ? never : import('../events/event.repository.js').EventRow,
-) => ApiEvent;
+/** An event as the feed shows it (EventService.render). */
+export type RenderEvent = (tenantId: string, row: EventRow) => ApiEvent;
 
 /**
  * Turns the change feed into deliveries (SPEC §15: from the outbox of §14). Each subscription
  * follows its tenant's feed from its own position; one transaction reads the events after it,
  * adds a delivery and a first attempt for each event the subscription wants, and moves the
- * position. Whatever happens to an instance, an event becomes a delivery once: a pass that does
- * not commit leaves the position where it was, and one that commits has made the deliveries. The
- * subscriptions are locked for the pass (`skip locked`): instances share them without waiting.
+ * position. Whatever happens to an instance, an event becomes a delivery once: a transaction that
+ * does not commit leaves the position where it was, and one that commits has made the deliveries.
+ * Each subscription is locked for its transaction (`skip locked`): instances share them without
+ * waiting.
  */
 export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined;
@@ -45,6 +45,8 @@ export class WebhookDispatcher {
     private readonly webhooks: WebhookRepository,
     private readonly queue: AttemptQueue,
     private readonly render: RenderEvent,
+    /** The delivery log keeps what the feed keeps (FUNIL_EVENT_RETENTION_DAYS). */
+    private readonly retentionDays: number,
     private readonly logger: Logger,
   ) {}
 
@@ -113,9 +115,17 @@ export class WebhookDispatcher {
     return { made: added.length, behind: rows.length === EVENTS_PER_PASS };
   }
 
-  /** Deliveries whose job was lost (its retries spent while the database was away) get a new one. */
+  /**
+   * Deliveries whose job was lost (its retries spent while the database was away) get a new one;
+   * and the delivery log loses what is older than its retention.
+   */
   async #sweep(): Promise<number> {
     this.#sweptAt = Date.now();
+    const cutoff = new Date(Date.now() - this.retentionDays * 86_400_000);
+    let pruned = PRUNE_BATCH;
+    while (pruned === PRUNE_BATCH && !this.#stopped) {
+      pruned = await this.webhooks.pruneDeliveries(this.db, cutoff, PRUNE_BATCH);
+    }
     const found = await inTransaction(this.db, async (trx) => {
       const overdue = await this.webhooks.overdue(trx, OVERDUE_GRACE_SECONDS, 500);
       await this.queue.enqueue(

@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { WebhookSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
@@ -27,7 +26,6 @@ export class WebhookWorker {
     private readonly secrets: SecretBox,
     private readonly settings: WebhookSettings,
     private readonly metrics: WebhookMetrics,
-    private readonly logger: Logger,
   ) {}
 
   /**

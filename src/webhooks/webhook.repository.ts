@@ -386,6 +386,22 @@ export class WebhookRepository {
       where id = ${subscriptionId}`.execute(db);
   }
 
+  /**
+   * Removes up to `batch` finished deliveries made before `cutoff`, with their attempts; answers how
+   * many went. Pending ones stay, whatever their age.
+   */
+  async pruneDeliveries(db: Db, cutoff: Date, batch: number): Promise<number> {
+    const result = await sql`
+      delete from webhook_deliveries
+      where id in (
+        select id from webhook_deliveries
+        where created_at < ${cutoff} and status <> 'pending'
+        order by created_at
+        limit ${batch}
+      )`.execute(db);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+
   /** Deliveries waiting for an attempt, and the age of the oldest (metrics). */
   async backlog(db: Db): Promise<{ pending: number; oldestSeconds: number }> {
     const { rows } = await sql<{ pending: number; oldestSeconds: number | null }>`

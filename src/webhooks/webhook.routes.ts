@@ -74,9 +74,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       repository,
       queue,
       (tenantId, row) => events.render(tenantId, row),
+      config.eventRetentionDays,
       app.log,
     );
-    const worker = new WebhookWorker(db, repository, queue, secrets, settings, metrics, app.log);
+    const worker = new WebhookWorker(db, repository, queue, secrets, settings, metrics);
     // Once the app is up; the dispatcher starts when the queue is open (later, if the database is away).
     app.addHook('onReady', async () =>
       queue.work(

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook as Verifier } from 'standardwebhooks';
+import { WebhookRepository } from '../../src/webhooks/webhook.repository.js';
 import { API, describeEachBackend } from '../helpers/test-app.js';
 import { type Received, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -278,6 +279,34 @@ describeEachBackend(
         await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: `Many ${t}`, phone: '8' } });
       }
       for (const hook of hooks) await receiver.at(hook.path, 1, 60_000);
+    });
+
+    it('forgets finished deliveries past the retention, never a pending one', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      for (const name of ['Old', 'Waiting']) {
+        await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name, phone: '1' } });
+      }
+      await receiver.at(hook.path, 2);
+      const log = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+        return answer.body.every((d: { status: string }) => d.status === 'succeeded') ? answer.body : undefined;
+      });
+      const [waiting, old] = log as { id: string }[];
+      await sql`update webhook_deliveries set created_at = now() - interval '40 days' where subscription_id = ${hook.id}`.execute(
+        ctx.db,
+      );
+      await sql`update webhook_deliveries set status = 'pending' where id = ${waiting?.id}`.execute(ctx.db);
+      const pruned = await new WebhookRepository().pruneDeliveries(ctx.db, new Date(Date.now() - 30 * 86_400_000), 10);
+      assert.equal(pruned, 1);
+      const { rows } = await sql<{ id: string }>`
+        select id from webhook_deliveries where subscription_id = ${hook.id}`.execute(ctx.db);
+      assert.deepEqual(
+        rows.map((row) => row.id),
+        [waiting?.id],
+      );
+      const attempts = await sql`select 1 from webhook_attempts where delivery_id = ${old?.id}`.execute(ctx.db);
+      assert.equal(attempts.rows.length, 0);
     });
 
     it('needs webhooks:read to look and webhooks:write to change', async () => {

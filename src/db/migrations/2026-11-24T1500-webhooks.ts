@@ -77,6 +77,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create index webhook_deliveries_pending_idx on webhook_deliveries (next_attempt_at) where status = 'pending'`.execute(
     db,
   );
+  // The delivery log's retention removes by age (FUNIL_EVENT_RETENTION_DAYS, as the feed's).
+  await sql`create index webhook_deliveries_created_idx on webhook_deliveries (created_at)`.execute(db);
   await sql`
     create table webhook_attempts (
       delivery_id uuid not null references webhook_deliveries (id) on delete cascade,
