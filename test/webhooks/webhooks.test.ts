@@ -157,6 +157,23 @@ describeEachBackend(
       );
     });
 
+    it('turns off a subscription whose every attempt has failed for 5 days', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      await sql`update webhook_subscriptions set failing_since = now() - interval '5 days 1 minute' where id = ${hook.id}`.execute(
+        ctx.db,
+      );
+      receiver.respond(hook.path, 500);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Fay', phone: '5' } });
+      const disabled = await waitFor(async () => {
+        const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}`, { token: tenant.token });
+        return answer.body.active ? undefined : answer.body;
+      });
+      assert.match(disabled.disabledReason, /5 days/);
+      const log = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+      assert.equal(log.body[0].eventType, 'webhook.disabled');
+    });
+
     it('signs with every secret replaced in the last 24 h beside the new one', async () => {
       const tenant = await ctx.tenant();
       const hook = await subscribe(tenant.token, ['lead.created']);
