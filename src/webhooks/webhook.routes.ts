@@ -1,15 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
-import { customerFields } from '../customers/customer.fields.js';
 import type { Database } from '../db/database.js';
-import { EventRepository } from '../events/event.repository.js';
-import { EventService } from '../events/event.service.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { AnswerKeeping } from '../idempotency/idempotency.plugin.js';
-import { leadFields } from '../leads/lead.fields.js';
 import { AttemptQueue } from './attempt-queue.js';
 import { SecretBox } from './secret-box.js';
 import { webhookMessages } from './webhook.messages.js';
@@ -24,9 +20,8 @@ import {
   WebhookWithSecret,
 } from './webhook.schemas.js';
 import { type WebhookCaller, WebhookService } from './webhook.service.js';
-import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { deliverWebhooks } from './webhook-delivery.js';
 import { WebhookMetrics } from './webhook-metrics.js';
-import { WebhookWorker } from './webhook-worker.js';
 
 interface WebhookRoutesOptions {
   database: Database;
@@ -35,6 +30,7 @@ interface WebhookRoutesOptions {
 
 const read = { scope: 'webhooks:read', notFoundText: webhookMessages.webhookNotFound } as const;
 const write = { scope: 'webhooks:write', notFoundText: webhookMessages.webhookNotFound } as const;
+const tags = ['webhooks'];
 
 /**
  * An answer that shows a secret is kept for Idempotency-Key replays (SPEC §7) with the secret
@@ -48,8 +44,6 @@ function secretSealedAnswers(secrets: SecretBox): AnswerKeeping {
   };
   return { store: transform((secret) => secrets.seal(secret)), replay: transform((sealed) => secrets.unseal(sealed)) };
 }
-const tags = ['webhooks'];
-
 /**
  * SPEC §15: webhook subscriptions and their delivery log; and, on an instance that delivers
  * (FUNIL_WEBHOOKS_DELIVER), the dispatcher that turns the change feed into deliveries and the
@@ -64,29 +58,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
   const service = new WebhookService(db, repository, queue, secrets, settings);
   const metrics = new WebhookMetrics(app.metricsRegistry, db, repository);
   const showsSecret = { ...write, idempotentAnswer: secretSealedAnswers(secrets) };
-  if (settings.deliver) {
-    const events = new EventService(new EventRepository(db), {
-      lead: leadFields(config.leadStatuses),
-      customer: customerFields,
-    });
-    const dispatcher = new WebhookDispatcher(
-      db,
-      repository,
-      queue,
-      (tenantId, row) => events.render(tenantId, row),
-      config.eventRetentionDays,
-      app.log,
-    );
-    const worker = new WebhookWorker(db, repository, queue, secrets, settings, metrics);
-    // Once the app is up; the dispatcher starts when the queue is open (later, if the database is away).
-    app.addHook('onReady', async () =>
-      queue.work(
-        (job) => worker.attempt(job),
-        () => dispatcher.start(),
-      ),
-    );
-    app.addHook('onClose', () => dispatcher.stop());
-  }
+  if (settings.deliver) deliverWebhooks(app, { db, config, repository, queue, secrets, metrics });
   app.addHook('onClose', () => queue.stop());
 
   const caller = (request: FastifyRequest): WebhookCaller => {

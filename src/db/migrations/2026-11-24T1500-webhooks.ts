@@ -5,8 +5,9 @@ import PgBoss from 'pg-boss';
  * SPEC §15: webhook subscriptions, their deliveries, and the job queue that makes the attempts.
  *
  * A subscription follows its tenant's change feed from its own position (`cursor_xid`,
- * `cursor_seq`: where the feed stood when it was made), so it receives exactly the events committed
- * after it; the dispatcher turns events into deliveries and moves the position in one transaction.
+ * `cursor_seq`: where the feed stood when it was made), so it receives the events of every
+ * transaction still running then and of every later one; the dispatcher turns events into
+ * deliveries and moves the position in one transaction.
  * A delivery keeps the JSON it sends (the event as the feed showed it) and its latest attempt; one
  * per subscription and event (the unique key refuses a second). Each attempt is logged too. A
  * subscription signs with its secret and with the former ones still in their 24 h overlap
