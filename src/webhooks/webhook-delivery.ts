@@ -21,10 +21,16 @@ interface DeliveryParts {
   metrics: WebhookMetrics;
 }
 
+/** How often an instance with no webhook work yet looks again. */
+const IDLE_CHECK_MS = 1_000;
+
 /**
  * On an instance that delivers (FUNIL_WEBHOOKS_DELIVER): the dispatcher that turns the change feed
- * into deliveries and the worker that makes the attempts, started once the app is up (the
- * dispatcher when the queue is open: later, if the database is away) and stopped with it.
+ * into deliveries and the worker that makes the attempts, stopped with the app. They start once
+ * there is something to deliver (an active subscription, or a delivery waiting): until then the
+ * queue is not even opened, so that a server without webhooks pays nothing for them (on the
+ * embedded database every query runs on this thread). The dispatcher starts when the queue is open
+ * (later, if the database is away).
  */
 export function deliverWebhooks(app: FastifyInstance, parts: DeliveryParts): void {
   const { db, config, repository, queue } = parts;
@@ -41,11 +47,25 @@ export function deliverWebhooks(app: FastifyInstance, parts: DeliveryParts): voi
     app.log,
   );
   const worker = new WebhookWorker(db, repository, queue, parts.secrets, config.webhooks, parts.metrics);
-  app.addHook('onReady', async () =>
+  let idle: NodeJS.Timeout | undefined;
+  let closed = false;
+  const startWhenNeeded = async () => {
+    const needed = await repository.anyWork(db).catch(() => false);
+    if (closed) return;
+    if (!needed) {
+      idle = setTimeout(startWhenNeeded, IDLE_CHECK_MS);
+      idle.unref();
+      return;
+    }
     queue.work(
       (job) => worker.attempt(job),
       () => dispatcher.start(),
-    ),
-  );
-  app.addHook('onClose', () => dispatcher.stop());
+    );
+  };
+  app.addHook('onReady', async () => void startWhenNeeded());
+  app.addHook('onClose', async () => {
+    closed = true;
+    clearTimeout(idle);
+    await dispatcher.stop();
+  });
 }

@@ -402,6 +402,14 @@ export class WebhookRepository {
     return Number(result.numAffectedRows ?? 0n);
   }
 
+  /** Whether any webhook work can exist: an active subscription, or a delivery waiting. */
+  async anyWork(db: Db): Promise<boolean> {
+    const { rows } = await sql`
+      select 1 where exists (select 1 from webhook_subscriptions where active)
+        or exists (select 1 from webhook_deliveries where status = 'pending')`.execute(db);
+    return rows.length > 0;
+  }
+
   /** Deliveries waiting for an attempt, and the age of the oldest (metrics). */
   async backlog(db: Db): Promise<{ pending: number; oldestSeconds: number }> {
     const { rows } = await sql<{ pending: number; oldestSeconds: number | null }>`
