@@ -1,7 +1,7 @@
 import type { WebhookSettings } from '../config.js';
 import type { EventFamily } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
-import { inTransaction } from '../db/transaction.js';
+import { inTransaction, lockKey } from '../db/transaction.js';
 import { EVENT_TYPES } from '../events/event.service.js';
 import { conflict, forbidden, notFound, serviceUnavailable, validationFailed } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
@@ -62,6 +62,8 @@ export class WebhookService {
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
     const row = await inTransaction(this.db, async (trx) => {
+      // Creations of one tenant one at a time: two at once must not both pass the count.
+      await lockKey(trx, `${caller.tenantId}|webhook_subscriptions`);
       if ((await this.webhooks.count(trx, caller.tenantId)) >= MAX_SUBSCRIPTIONS) {
         throw conflict(webhookMessages.tooMany(MAX_SUBSCRIPTIONS));
       }

@@ -326,6 +326,22 @@ describeEachBackend(
       assert.equal(attempts.rows.length, 0);
     });
 
+    it('keeps a tenant to 25 subscriptions, also when they are made at once', async () => {
+      const tenant = await ctx.tenant();
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          ctx.request('POST', `${API}/webhooks`, {
+            token: tenant.token,
+            body: { url: receiver.url(target()), events: ['*'], active: false },
+          }),
+        ),
+      );
+      assert.equal(answers.filter((answer) => answer.status === 201).length, 25);
+      assert.equal(answers.filter((answer) => answer.status === 409).length, 5);
+      const listed = await ctx.request('GET', `${API}/webhooks`, { token: tenant.token });
+      assert.equal(listed.body.length, 25);
+    });
+
     it('needs webhooks:read to look and webhooks:write to change', async () => {
       const tenant = await ctx.tenant();
       const reader = (await ctx.token(tenant.id, ['webhooks:read', 'leads:read'])).token;
