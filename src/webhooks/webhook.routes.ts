@@ -44,6 +44,7 @@ function secretSealedAnswers(secrets: SecretBox): AnswerKeeping {
   };
   return { store: transform((secret) => secrets.seal(secret)), replay: transform((sealed) => secrets.unseal(sealed)) };
 }
+
 /**
  * SPEC §15: webhook subscriptions and their delivery log; and, on an instance that delivers
  * (FUNIL_WEBHOOKS_DELIVER), the dispatcher that turns the change feed into deliveries and the
