@@ -160,7 +160,7 @@ export class WebhookRepository {
     const set = Object.entries(changes).map(([field, value]) =>
       field === 'previousSecrets'
         ? sql`previous_secrets = ${JSON.stringify(value)}::jsonb`
-        : sql`${sql.ref(snake(field))} = ${value}`,
+        : sql`${sql.ref(field)} = ${value}`,
     );
     const reactivated = changes.active
       ? sql`, disabled_reason = null, failing_since = null,
@@ -417,8 +417,4 @@ export class WebhookRepository {
       from webhook_deliveries where status = 'pending'`.execute(db);
     return { pending: rows[0]?.pending ?? 0, oldestSeconds: rows[0]?.oldestSeconds ?? 0 };
   }
-}
-
-function snake(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }

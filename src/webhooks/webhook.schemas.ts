@@ -32,7 +32,7 @@ export const WebhookUpdate = Type.Object(
       Type.Boolean({ description: 'false pauses it; true again starts it from the present (no backlog).' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1 },
 );
 export type WebhookUpdate = Static<typeof WebhookUpdate>;
 

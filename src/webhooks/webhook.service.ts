@@ -82,11 +82,6 @@ export class WebhookService {
   }
 
   async update(tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
-    if (Object.keys(body).length === 0) {
-      throw validationFailed([
-        { field: 'body', message: { pt: 'informe ao menos um campo', en: 'send at least one field' } },
-      ]);
-    }
     if (body.url !== undefined) await this.#checkTarget(body.url);
     return inTransaction(this.db, async (trx) => {
       const current = await this.#find(trx, tenantId, id, true);

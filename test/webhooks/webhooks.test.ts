@@ -368,6 +368,15 @@ describeEachBackend(
         assert.equal(answer.status, 400, JSON.stringify(body));
         assert.equal(answer.body.details[0].field.split('.')[0], field, answer.text);
       }
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      const empty = await ctx.request('PUT', `${API}/webhooks/${hook.id}`, { token: tenant.token, body: {} });
+      assert.equal(empty.status, 400, empty.text);
+      const changed = await ctx.request('PUT', `${API}/webhooks/${hook.id}`, {
+        token: tenant.token,
+        body: { events: ['lead.updated'], description: 'CRM' },
+      });
+      assert.equal(changed.status, 200, changed.text);
+      assert.deepEqual([changed.body.events, changed.body.description], [['lead.updated'], 'CRM']);
     });
   },
   { FUNIL_WEBHOOKS_DELIVER: 'true', ...LOCAL_TARGETS, ...FAST_RETRIES },
