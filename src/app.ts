@@ -9,6 +9,8 @@ import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { defaultListScanRows } from './db/scan-window.js';
 import { eventRoutes } from './events/event.routes.js';
+import { customFieldRoutes } from './fields/custom-field.routes.js';
+import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
@@ -136,8 +138,15 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
       const listScanRows = config.listScanRows ?? defaultListScanRows(database.backend);
-      await external.register(leadRoutes, { db: database.db, config, cursors, listScanRows });
-      await external.register(customerRoutes, { db: database.db, cursors, listScanRows });
+      // One copy of each tenant's fields, which the routes that change them keep current.
+      const catalog = new CustomFieldCatalog();
+      await external.register(leadRoutes, { db: database.db, config, cursors, listScanRows, catalog });
+      await external.register(customerRoutes, { db: database.db, cursors, listScanRows, catalog });
+      await external.register(customFieldRoutes, {
+        db: database.db,
+        catalog,
+        requestTimeoutMs: config.requestTimeoutMs,
+      });
       await external.register(eventRoutes, { db: database.db, config });
       await external.register(webhookRoutes, { database, config });
     },

@@ -5,8 +5,12 @@ export const SCOPES = [
   'customers:write',
   'webhooks:read',
   'webhooks:write',
+  'fields:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** A route any token of the tenant may call: every token holds at least one scope. */
+export const ANY_TOKEN = { anyOf: SCOPES } as const;
 
 /** What a route needs: a scope, every scope of a list, or any one of a list (`{anyOf}`). */
 export type ScopeRule = Scope | readonly Scope[] | { readonly anyOf: readonly Scope[] };

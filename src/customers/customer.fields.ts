@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CustomInput, CustomValues } from '../fields/custom-value.schemas.js';
 import { recordFields } from '../records/record-fields.js';
 import { ExternalId, Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
@@ -42,6 +43,7 @@ const CUSTOMER_FIELD_TABLE = {
   autoPayment: { read: Type.Boolean(), write: Type.Boolean(), default: false },
   notes: { read: Nullable(Type.String()), write: Nullable(Type.String({ maxLength: 10_000 })), default: null },
   externalId: { read: Nullable(Type.String()), write: ExternalId, default: null },
+  custom: { read: CustomValues, write: CustomInput, default: {}, storage: 'object' },
   createdAt: { read: Timestamp, storage: 'timestamp' },
   updatedAt: { read: Timestamp, storage: 'timestamp' },
 } as const;

@@ -1,5 +1,11 @@
 import { type Static, Type } from 'typebox';
-import { listQueryFields, parseSort, statusList } from '../records/list-query.js';
+import {
+  customFilterParameters,
+  customFilters,
+  listQueryFields,
+  parseSort,
+  statusList,
+} from '../records/list-query.js';
 import { StringEnum } from '../shared/schemas.js';
 import type { CustomerFilters, CustomerSortField } from './customer.repository.js';
 import { CUSTOMER_STATUSES, CUSTOMER_TYPES } from './customer.schemas.js';
@@ -11,7 +17,7 @@ export const CustomerListQuery = Type.Object(
     ...listQueryFields(CUSTOMER_SORT_FIELDS),
     type: Type.Optional(StringEnum(CUSTOMER_TYPES, { description: 'Customer type.' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...customFilterParameters },
 );
 export type CustomerListQuery = Static<typeof CustomerListQuery>;
 
@@ -24,6 +30,7 @@ export function customerListRequest(query: CustomerListQuery) {
     q: query.q,
     updatedSince: query.updatedSince,
     createdSince: query.createdSince,
+    custom: customFilters(query),
   };
   return { sort: parseSort<CustomerSortField>(query.sort), filters, limit: query.limit ?? 100 };
 }

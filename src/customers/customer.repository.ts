@@ -14,6 +14,8 @@ export interface CustomerFilters {
   q?: string | undefined;
   updatedSince?: string | undefined;
   createdSince?: string | undefined;
+  /** `custom.<key>=value` filters, as `[key, text]` pairs (SPEC §16). */
+  custom?: [string, string][] | undefined;
 }
 
 export type CustomerSortField = 'createdAt' | 'updatedAt' | 'name';
@@ -43,6 +45,7 @@ export class CustomerRepository extends RecordStore {
         },
       },
       filters: { ...RECORD_FILTERS, type: { column: 'type', operator: '=' } },
+      merged: ['custom'],
       searchColumns: SEARCH_COLUMNS,
       scanRows,
     });

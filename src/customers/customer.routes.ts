@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../db/database.js';
+import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
@@ -13,13 +14,17 @@ interface CustomerRoutesOptions {
   cursors: CursorCodec;
   /** The most rows a filtered list page reads (RecordStore.list). */
   listScanRows: number | undefined;
+  catalog: CustomFieldCatalog;
 }
 
-export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (app, { db, cursors, listScanRows }) => {
+export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
+  app,
+  { db, cursors, listScanRows, catalog },
+) => {
   registerRecordRoutes(app, {
     db,
     cursors,
-    service: new CustomerService(db, listScanRows),
+    service: new CustomerService(db, listScanRows, catalog),
     path: 'customers',
     noun: 'Customer',
     scopes: { read: 'customers:read', write: 'customers:write' },

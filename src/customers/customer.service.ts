@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
+import { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { type Actor, RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { validationFailed } from '../shared/errors.js';
@@ -20,24 +21,34 @@ export type CustomerObject = RecordObject<CustomerFieldTable>;
 
 /** Every rule of a customer write (SPEC §4): defaults, names from parts, a unique e-mail, at most 2 decimals. */
 export class CustomerService extends RecordService<CustomerFieldTable, CustomerListKeys> {
-  /** `scanRows`: the most rows a filtered list page reads (RecordStore.list). */
-  constructor(db: Db, scanRows?: number) {
-    super(new CustomerRepository(db, scanRows), customerFields, customerMessages.customerNotFound, CUSTOMER_STATUSES, [
-      {
-        field: 'email',
-        column: 'email',
-        constraint: CUSTOMER_EMAIL_KEY,
-        text: customerMessages.customerEmailTaken,
-        readScope: 'customers:read',
-      },
-      {
-        field: 'externalId',
-        column: 'externalId',
-        constraint: CUSTOMER_EXTERNAL_ID_KEY,
-        text: customerMessages.customerExternalIdTaken,
-        readScope: 'customers:read',
-      },
-    ]);
+  /**
+   * `scanRows`: the most rows a filtered list page reads (RecordStore.list); `catalog`: the
+   * tenants' own fields, shared with the routes that change them (one of its own when not given).
+   */
+  constructor(db: Db, scanRows?: number, catalog = new CustomFieldCatalog()) {
+    super(
+      new CustomerRepository(db, scanRows),
+      customerFields,
+      customerMessages.customerNotFound,
+      CUSTOMER_STATUSES,
+      [
+        {
+          field: 'email',
+          column: 'email',
+          constraint: CUSTOMER_EMAIL_KEY,
+          text: customerMessages.customerEmailTaken,
+          readScope: 'customers:read',
+        },
+        {
+          field: 'externalId',
+          column: 'externalId',
+          constraint: CUSTOMER_EXTERNAL_ID_KEY,
+          text: customerMessages.customerExternalIdTaken,
+          readScope: 'customers:read',
+        },
+      ],
+      catalog.forResource('customer'),
+    );
   }
 
   protected createValues(_actor: Actor, input: CreateCustomerInput): Record<string, unknown> {

@@ -190,7 +190,9 @@ function fromPool(
 ): Database {
   const db = new Kysely<Tables>({
     dialect: new PostgresDialect({ pool: queryPool }),
-    plugins: [new CamelCasePlugin()],
+    // Column names only: a jsonb value keeps its keys as stored (a tenant's custom field `f_text` stays
+    // `f_text`; events' rows are renamed where they are read, EventRepository).
+    plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
   });
   let closing: Promise<void> | undefined;
   return {

@@ -22,6 +22,7 @@ const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
 interface PgError {
   code?: unknown;
   constraint?: unknown;
+  column?: unknown;
   message?: unknown;
 }
 
@@ -33,6 +34,12 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
 export function isCheckViolation(error: unknown, constraint: string): boolean {
   const e = error as PgError;
   return e?.code === CHECK_VIOLATION && e.constraint === constraint;
+}
+
+/** The column a check violation names, when its raiser named one (a trigger's `raise … using column`). */
+export function checkViolationColumn(error: unknown): string | undefined {
+  const column = (error as PgError)?.column;
+  return typeof column === 'string' ? column : undefined;
 }
 
 /** PostgreSQL aborted the transaction to break a deadlock, or as a serialization failure: running it again may succeed. */

@@ -9,6 +9,7 @@ import * as tenantTrigramIndexes from './migrations/2026-11-24T1200-tenant-trigr
 import * as externalIds from './migrations/2026-11-24T1300-external-ids.js';
 import * as events from './migrations/2026-11-24T1400-events.js';
 import * as webhooks from './migrations/2026-11-24T1500-webhooks.js';
+import * as customFields from './migrations/2026-11-25T1000-custom-fields.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24T1300-external-ids': externalIds,
   '2026-11-24T1400-events': events,
   '2026-11-24T1500-webhooks': webhooks,
+  '2026-11-25T1000-custom-fields': customFields,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

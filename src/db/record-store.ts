@@ -23,9 +23,11 @@ export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: strin
 /** How a list filter of the query string applies to a column. */
 export interface FilterSpec {
   readonly column: string;
-  readonly operator: '=' | '>=' | '<=' | 'in';
+  readonly operator: '=' | '>=' | '<=' | 'in' | '@>';
   /** The value is an ISO 8601 text compared with a timestamp column. */
   readonly timestamp?: boolean;
+  /** The value is compared as jsonb (`custom @> {"key": value}`). */
+  readonly json?: boolean;
   /** It matches a handful of rows through an index of its own (an e-mail): no scan bound needed. */
   readonly narrow?: boolean;
 }
@@ -45,6 +47,8 @@ export interface RecordStoreOptions {
       (set: readonly string[], values: Readonly<Record<string, unknown>>) => Record<string, Expression<unknown>>
     >
   >;
+  /** jsonb object columns an update merges into, key by key; a null value removes its key (`custom`, SPEC §16). */
+  readonly merged?: readonly string[];
   /** The list filters, by their name in the query string. */
   readonly filters: Readonly<Record<string, FilterSpec>>;
   /** The columns `q` searches (SPEC §6: a case-insensitive substring). */
@@ -146,7 +150,14 @@ export class RecordStore {
     this.#update = new PreparedByShape<UpdateShape, WriteParams, StoredRow>(
       (shape) => `${shape.columns.join(',')}|${shape.derived.join(',')}|${shape.conditional}`,
       (shape, p) => {
-        const set: Record<string, unknown> = Object.fromEntries(shape.columns.map((column) => [column, p[column]]));
+        const set: Record<string, unknown> = Object.fromEntries(
+          shape.columns.map((column) => [
+            column,
+            options.merged?.includes(column)
+              ? sql`jsonb_strip_nulls(${sql.ref(`${table}.${column}`)} || ${p[column]}::jsonb)`
+              : p[column],
+          ]),
+        );
         for (const name of shape.derived) Object.assign(set, options.derived?.[name]?.(shape.columns, p));
         const changes = Object.entries(set);
         set.updatedAt = sql`clock_timestamp()`;
@@ -352,6 +363,7 @@ export class RecordStore {
     }
     const spec = this.#options.filters[name];
     if (!spec) throw new Error(`${this.#options.table}: no filter named ${name}`);
+    if (spec.json) return eb(spec.column, spec.operator, sql`${JSON.stringify(value)}::jsonb`);
     return eb(spec.column, spec.operator, spec.timestamp ? new Date(value as string) : value);
   }
 }

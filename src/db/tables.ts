@@ -41,6 +41,7 @@ export interface LeadTable {
   notes: string | null;
   externalId: string | null;
   customerId: string | null;
+  custom: Generated<CustomValues>;
   createdBy: string;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
@@ -61,9 +62,34 @@ export interface CustomerTable {
   autoPayment: boolean;
   notes: string | null;
   externalId: string | null;
+  custom: Generated<CustomValues>;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
   version: Generated<number>;
+}
+
+/** A record's values of its tenant's own fields (SPEC §16), by key. */
+export type CustomValues = Record<string, string | number | boolean | string[]>;
+
+export interface CustomFieldTable {
+  tenantId: string;
+  resource: 'lead' | 'customer';
+  key: string;
+  label: string;
+  type: string;
+  options: string[] | null;
+  required: boolean;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+}
+
+export interface CustomFieldRemovalTable {
+  tenantId: string;
+  resource: 'lead' | 'customer';
+  key: string;
+  afterCreatedAt: Date | null;
+  afterId: string | null;
+  createdAt: CreatedAt;
 }
 
 export interface IdempotencyKeyTable {
@@ -91,4 +117,6 @@ export interface Tables {
   leads: LeadTable;
   customers: CustomerTable;
   idempotencyKeys: IdempotencyKeyTable;
+  customFields: CustomFieldTable;
+  customFieldRemovals: CustomFieldRemovalTable;
 }

@@ -16,9 +16,9 @@ export interface EventRow {
   readonly occurredAt: Date;
   readonly tokenId: string | null;
   readonly requestId: string | null;
-  /** The row as the database held it (`to_jsonb`, snake_case keys). */
+  /** The row as the database held it (`to_jsonb`), its columns under their camelCase names. */
   readonly object: Readonly<Record<string, unknown>>;
-  /** The former values of the columns that changed (snake_case keys). */
+  /** The former values of the columns that changed, by camelCase name. */
   readonly previous: Readonly<Record<string, unknown>>;
 }
 
@@ -54,7 +54,7 @@ export class EventRepository {
       -- The table's columns, not the text of them the select list names alike.
       order by events.xid, events.seq
       limit ${query.limit}`.execute(this.db);
-    return rows;
+    return rows.map((row) => ({ ...row, object: camelKeys(row.object), previous: camelKeys(row.previous) }));
   }
 
   /** The position of the newest event retention has removed, if any (an older `after` is a 410). */
@@ -94,4 +94,17 @@ export class EventRepository {
 export function notAfter(a: Position, b: Position): boolean {
   const [ax, bx] = [BigInt(a.xid), BigInt(b.xid)];
   return ax < bx || (ax === bx && BigInt(a.seq) <= BigInt(b.seq));
+}
+
+/**
+ * A stored row's columns under the names Kysely's camel-case plugin gives columns (`created_at` →
+ * `createdAt`); the values as they are (a `custom` object keeps its keys).
+ */
+function camelKeys(row: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(row).map(([key, value]) => [
+      key.replace(/_([a-z0-9])/g, (_, next: string) => next.toUpperCase()),
+      value,
+    ]),
+  );
 }

@@ -85,9 +85,14 @@ export class EventService {
       const field = fields.fieldOf(column);
       if (field) former[field.field] = field.fromStored(value);
     }
-    // In the order of the object's fields, not jsonb's.
-    const changedFields = Object.keys(object).filter((field) => field in former);
-    const previous = Object.fromEntries(changedFields.map((field) => [field, former[field]]));
+    // In the order of the object's fields, not jsonb's; `custom` as one entry per key (SPEC §16).
+    const changes = Object.keys(object).flatMap((field): [string, unknown][] => {
+      if (!(field in former)) return [];
+      if (field !== 'custom') return [[field, former[field]]];
+      return customChanges(former.custom as CustomValues, object.custom as CustomValues);
+    });
+    const changedFields = changes.map(([field]) => field);
+    const previous = Object.fromEntries(changes);
     return {
       id: idOf(row),
       type: row.type,
@@ -98,6 +103,18 @@ export class EventService {
       data: { object, changedFields, previous },
     };
   }
+}
+
+type CustomValues = Readonly<Record<string, unknown>>;
+
+/** `custom.<key>` and its former value (null when it had none) for each key whose value changed, by key. */
+function customChanges(before: CustomValues | null, after: CustomValues): [string, unknown][] {
+  const was = new Map(Object.entries(before ?? {}));
+  const now = new Map(Object.entries(after));
+  return [...new Set([...was.keys(), ...now.keys()])]
+    .sort()
+    .filter((key) => JSON.stringify(was.get(key)) !== JSON.stringify(now.get(key)))
+    .map((key) => [`custom.${key}`, was.get(key) ?? null]);
 }
 
 function familyOf(type: string): EventFamily {

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import type { ScopeRule } from '../auth/scopes.js';
+import { SCOPES, type ScopeRule } from '../auth/scopes.js';
 import { errorResponses } from './schemas.js';
 
 const generalErrors = errorResponses(403, 429, 500, 503) as unknown as Record<string, Record<string, unknown>>;
@@ -110,6 +110,9 @@ function documentRoute(options: DocumentOptions, schema: FastifySchema | undefin
 function scopeDocument(rule: ScopeRule, scheme: string) {
   const quoted = (scopes: readonly string[], word: string) => scopes.map((scope) => `\`${scope}\``).join(` ${word} `);
   if (typeof rule === 'object' && 'anyOf' in rule) {
+    if (SCOPES.every((scope) => rule.anyOf.includes(scope))) {
+      return { security: [{ [scheme]: [] }], needs: 'Any token of the tenant may call it, whatever its scopes.' };
+    }
     return {
       security: rule.anyOf.map((scope) => ({ [scheme]: [scope] })),
       needs: `Needs the scope ${quoted(rule.anyOf, 'or')}.`,

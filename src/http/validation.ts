@@ -24,7 +24,7 @@ function createAjv(options: Options): Ajv {
     multipleOfPrecision: 9,
     ...options,
   });
-  addFormats.default(ajv, ['date-time', 'uuid']);
+  addFormats.default(ajv, ['date', 'date-time', 'uuid']);
   // `transform` trims and lower-cases strings before the other keywords see them (SPEC §3: "trimmed").
   addKeywords.default(ajv, ['transform']);
   // "" is how web forms say "no value" (SPEC §3), so an optional e-mail may be empty; required ones set minLength.
@@ -34,12 +34,17 @@ function createAjv(options: Options): Ajv {
   return ajv;
 }
 
+/** The Ajv of bodies: types are strict (no coercion), strings trimmed where the schema says. */
+export function bodyValidator(): Ajv {
+  return createAjv({ coerceTypes: false });
+}
+
 /**
  * Bodies are strict (no coercion: `"score": "10"` is a 400); query strings and params arrive
  * as text, so there numbers are coerced from their text.
  */
 export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const bodyAjv = createAjv({ coerceTypes: false });
+  const bodyAjv = bodyValidator();
   const textAjv = createAjv({ coerceTypes: true });
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
@@ -61,6 +66,11 @@ export function toFieldIssues(errors: readonly Partial<ErrorObject>[], part: str
     field,
     message: fieldMessage(field, phraseFor(pickMostTelling(fieldErrors))),
   }));
+}
+
+/** The phrase of one value's errors (a custom field's, checked apart from its body), as a field's would read. */
+export function phraseOfErrors(errors: readonly Partial<ErrorObject>[]): Text {
+  return phraseFor(pickMostTelling([...errors]));
 }
 
 function fieldOf(error: Partial<ErrorObject>, part: string | undefined): string {
@@ -100,7 +110,9 @@ function phraseFor(error: Partial<ErrorObject>): Text {
         ? fieldMessages.email()
         : params.format === 'date-time'
           ? fieldMessages.dateTime()
-          : fieldMessages.invalid();
+          : params.format === 'date'
+            ? fieldMessages.date()
+            : fieldMessages.invalid();
     case 'enum':
       return fieldMessages.oneOf(params.allowedValues as unknown[]);
     case 'const':

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CustomInput, CustomValues } from '../fields/custom-value.schemas.js';
 import { recordFields } from '../records/record-fields.js';
 import { ExternalId, Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
@@ -52,6 +53,7 @@ function leadFieldTable(statuses: readonly string[]) {
         Type.String({ format: 'uuid', description: 'The customer this lead was converted to (SPEC §13).' }),
       ),
     },
+    custom: { read: CustomValues, write: CustomInput, default: {}, storage: 'object' },
     tenant: { read: Id, column: 'tenantId' },
     createdBy: { read: Id },
     createdAt: { read: Timestamp, storage: 'timestamp' },

@@ -1,5 +1,11 @@
 import { type Static, Type } from 'typebox';
-import { listQueryFields, parseSort, statusList } from '../records/list-query.js';
+import {
+  customFilterParameters,
+  customFilters,
+  listQueryFields,
+  parseSort,
+  statusList,
+} from '../records/list-query.js';
 import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { TrimmedString } from '../shared/schemas.js';
@@ -14,7 +20,7 @@ export const LeadListQuery = Type.Object(
     scoreMin: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Score at least (inclusive).' })),
     scoreMax: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Score at most (inclusive).' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...customFilterParameters },
 );
 export type LeadListQuery = Static<typeof LeadListQuery>;
 
@@ -35,6 +41,7 @@ export function leadListRequest(query: LeadListQuery, statuses: readonly string[
     createdSince: query.createdSince,
     scoreMin: query.scoreMin,
     scoreMax: query.scoreMax,
+    custom: customFilters(query),
   };
   return { sort: parseSort<LeadSortField>(query.sort), filters, limit: query.limit ?? 100 };
 }

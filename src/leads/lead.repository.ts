@@ -14,6 +14,8 @@ export interface LeadFilters {
   q?: string | undefined;
   updatedSince?: string | undefined;
   createdSince?: string | undefined;
+  /** `custom.<key>=value` filters, as `[key, text]` pairs (SPEC §16). */
+  custom?: [string, string][] | undefined;
   scoreMin?: number | undefined;
   scoreMax?: number | undefined;
 }
@@ -47,6 +49,7 @@ export function leadStore(db: Db, fields: LeadFields, scanRows?: number): Record
       scoreMin: { column: 'score', operator: '>=' },
       scoreMax: { column: 'score', operator: '<=' },
     },
+    merged: ['custom'],
     searchColumns: SEARCH_COLUMNS,
     scanRows,
   });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { actorOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { errorResponses, IdParams } from '../http/schemas.js';
@@ -18,13 +19,17 @@ interface LeadRoutesOptions {
   cursors: CursorCodec;
   /** The most rows a filtered list page reads (RecordStore.list). */
   listScanRows: number | undefined;
+  catalog: CustomFieldCatalog;
 }
 
-export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { db, config, cursors, listScanRows }) => {
+export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
+  app,
+  { db, config, cursors, listScanRows, catalog },
+) => {
   const statuses = config.leadStatuses;
   const fields = leadFields(statuses);
   const schemas = leadSchemas(statuses, fields);
-  const service = new LeadService(db, statuses, { fields, scanRows: listScanRows });
+  const service = new LeadService(db, statuses, { fields, scanRows: listScanRows, catalog });
   registerRecordRoutes(app, {
     db,
     cursors,

@@ -42,6 +42,7 @@ const ConvertLead = Type.Object(
     value: Type.Optional(customerFields.writeSchemaOf('value')),
     autoPayment: Type.Optional(customerFields.writeSchemaOf('autoPayment')),
     notes: Type.Optional(customerFields.writeSchemaOf('notes')),
+    custom: Type.Optional(customerFields.writeSchemaOf('custom')),
   },
   { additionalProperties: false, description: 'Optional: fields of the customer, when one is created.' },
 );

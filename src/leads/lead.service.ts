@@ -3,6 +3,7 @@ import { CustomerService } from '../customers/customer.service.js';
 import type { Db } from '../db/database.js';
 import { isCheckViolation } from '../db/errors.js';
 import type { ExpectedVersions } from '../db/precondition.js';
+import { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { type Actor, RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { notFound, validationFailed } from '../shared/errors.js';
@@ -16,7 +17,7 @@ export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
 export type LeadObject = RecordObject<LeadFieldTable>;
 
 /** The customer's fields a conversion may set besides those it takes from the lead (SPEC §13). */
-export type ConvertLeadInput = Pick<CreateCustomerInput, 'type' | 'value' | 'autoPayment' | 'notes'>;
+export type ConvertLeadInput = Pick<CreateCustomerInput, 'type' | 'value' | 'autoPayment' | 'notes' | 'custom'>;
 
 /** A conversion's outcome: the lead as converted, its customer, and whether that was created. */
 export interface Conversion {
@@ -37,6 +38,8 @@ export interface LeadServiceOptions {
   scanRows?: number | undefined;
   /** Where conversions find or create customers (one of its own when not given). */
   customers?: CustomerService;
+  /** The tenants' own fields, shared with the routes that change them (one of its own when not given). */
+  catalog?: CustomFieldCatalog;
 }
 
 /** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
@@ -45,16 +48,24 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
 
   constructor(db: Db, statuses: readonly string[], options: LeadServiceOptions = {}) {
     const fields = options.fields ?? leadFields(statuses);
-    super(leadStore(db, fields, options.scanRows), fields, leadMessages.leadNotFound, statuses, [
-      {
-        field: 'externalId',
-        column: 'externalId',
-        constraint: LEAD_EXTERNAL_ID_KEY,
-        text: leadMessages.leadExternalIdTaken,
-        readScope: 'leads:read',
-      },
-    ]);
-    this.#customers = options.customers ?? new CustomerService(db, options.scanRows);
+    const catalog = options.catalog ?? new CustomFieldCatalog();
+    super(
+      leadStore(db, fields, options.scanRows),
+      fields,
+      leadMessages.leadNotFound,
+      statuses,
+      [
+        {
+          field: 'externalId',
+          column: 'externalId',
+          constraint: LEAD_EXTERNAL_ID_KEY,
+          text: leadMessages.leadExternalIdTaken,
+          readScope: 'leads:read',
+        },
+      ],
+      catalog.forResource('lead'),
+    );
+    this.#customers = options.customers ?? new CustomerService(db, options.scanRows, catalog);
   }
 
   protected createValues(actor: Actor, input: CreateLeadInput): Record<string, unknown> {

@@ -42,6 +42,33 @@ export function listQueryFields<const F extends readonly string[]>(sortFields: F
   } satisfies Record<string, TSchema>;
 }
 
+/** SPEC §16: `custom.<key>=value` filters, any number of them; the tenant's fields say which keys exist. */
+const CUSTOM_FILTER_PATTERN = '^custom\\.';
+
+/** The list query's schema options that admit `custom.<key>` parameters beside the named ones. */
+export const customFilterParameters = {
+  patternProperties: {
+    [CUSTOM_FILTER_PATTERN]: Type.String({
+      maxLength: 1000,
+      description:
+        '`custom.<key>=value`: records whose custom field `key` equals the value (for a multiselect: contains it). ' +
+        'Several are ANDed.',
+    }),
+  },
+};
+
+/**
+ * The `custom.<key>` parameters of a validated query, as `[key, text]` pairs sorted by key (a
+ * stable part of the cursor's binding); undefined when there are none.
+ */
+export function customFilters(query: Readonly<Record<string, unknown>>): [string, string][] | undefined {
+  const pairs = Object.entries(query)
+    .filter(([name]) => name.startsWith('custom.'))
+    .map(([name, text]): [string, string] => [name.slice('custom.'.length), String(text)])
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return pairs.length > 0 ? pairs : undefined;
+}
+
 /** `status=new,won` → ['new', 'won'], each one checked against the allowed list. */
 export function statusList(raw: string | undefined, allowed: readonly string[]): string[] | undefined {
   return commaList('status', raw, allowed);

@@ -23,9 +23,10 @@ export interface FieldSpec {
   readonly column?: string;
   /**
    * How the row holds it, when not as the API writes it: `timestamp` is a Date (or PostgreSQL's
-   * text, in lists) for an ISO 8601 text; `money` is numeric's text for a number.
+   * text, in lists) for an ISO 8601 text; `money` is numeric's text for a number; `object` is a
+   * jsonb object, which a row written before the column existed (an old event's) lacks.
    */
-  readonly storage?: 'timestamp' | 'money';
+  readonly storage?: 'timestamp' | 'money' | 'object';
 }
 
 export type FieldTable = Readonly<Record<string, FieldSpec>>;
@@ -170,6 +171,7 @@ export function recordFields<const F extends FieldTable, const L extends readonl
 function fromStored(value: unknown, storage: FieldSpec['storage']): unknown {
   if (storage === 'timestamp') return toIso(value as Date | string | null);
   if (storage === 'money') return Number(value);
+  if (storage === 'object') return value ?? {};
   return value;
 }
 

@@ -1,10 +1,19 @@
 import type { Change } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
-import { isInvalidTextError, isRefusedData, isUniqueViolation } from '../db/errors.js';
+import {
+  checkViolationColumn,
+  isCheckViolation,
+  isInvalidTextError,
+  isRefusedData,
+  isUniqueViolation,
+} from '../db/errors.js';
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
 import { inSavepoint, inTransaction, lockKey, lockKeys, retryingTransient } from '../db/transaction.js';
+import { customFieldPhrases } from '../fields/custom-field.messages.js';
+import type { ResourceCustomFields } from '../fields/custom-field-catalog.js';
+import type { CustomFieldSet } from '../fields/custom-field-set.js';
 import {
   ApiError,
   conflict,
@@ -26,6 +35,9 @@ export interface UniqueField {
   /** Only a caller with this scope learns the holder's id (SPEC §2). */
   readonly readScope: string;
 }
+
+/** The database's check that each custom value belongs to a defined field of its type (migration 2026-11-25T1000). */
+const CUSTOM_VALUES_DEFINED = 'custom_values_defined';
 
 /** How many times an upsert looks for its record when what it found changed under it. */
 const UPSERT_ATTEMPTS = 3;
@@ -68,6 +80,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     protected readonly statuses: readonly string[],
     /** The fields unique per tenant: the index that says so, the 409's text, the scope that may learn the holder. */
     private readonly uniqueFields: readonly UniqueField[],
+    /** The tenant's own fields of this resource (SPEC §16): `custom` is checked against them. */
+    protected readonly customFields: ResourceCustomFields,
   ) {}
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
@@ -88,7 +102,11 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     filters: object,
     page: KeysetPage<Item>,
   ): Promise<ListedRows<ReturnType<Fields<F, L>['toListItem']>>> {
-    const { rows, resumeAfter } = await this.store.list(handle, tenantId, this.fields.listSelection, filters, page);
+    const { custom, ...others } = filters as { custom?: readonly [string, string][] };
+    const resolved = custom
+      ? { ...others, custom: (await this.customFields.of(handle, tenantId)).filter(new Map(custom)) }
+      : others;
+    const { rows, resumeAfter } = await this.store.list(handle, tenantId, this.fields.listSelection, resolved, page);
     return {
       items: rows.map((row) => this.fields.toListItem(row)),
       resumeAfter: resumeAfter && this.fields.toListItem(resumeAfter),
@@ -119,12 +137,20 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     return changes;
   }
 
-  create(handle: Db, actor: Actor, input: CreateInput<F>): Promise<Stored<RecordObject<F>>> {
-    return this.insert(handle, actor, this.createValues(actor, input));
+  async create(handle: Db, actor: Actor, input: CreateInput<F>): Promise<Stored<RecordObject<F>>> {
+    const custom = await this.customFields.of(handle, actor.tenantId);
+    return this.insert(handle, actor, this.#valuesOfCreate(actor, input, custom));
   }
 
   /** The values a create stores, defaults included; throws the SPEC §2 error of a rule the input breaks. */
   protected abstract createValues(actor: Actor, input: CreateInput<F>): Record<string, unknown>;
+
+  /** The resource's values of a create, with its custom values checked against the tenant's fields. */
+  #valuesOfCreate(actor: Actor, input: CreateInput<F>, custom: CustomFieldSet): Record<string, unknown> {
+    const values = this.createValues(actor, input);
+    const given = (input as { custom?: Readonly<Record<string, unknown>> | null }).custom;
+    return { ...values, custom: custom.forCreate(given) };
+  }
 
   abstract update(
     handle: Db,
@@ -153,9 +179,9 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     if (value == null || value === '') {
       throw validationFailed([{ field: key, message: fieldMessage(key, fieldMessages.upsertKey()) }]);
     }
-    // The body must be a valid create body (SPEC §13), whichever way it goes.
-    this.#checkStatus(this.createValues(actor, input));
     const { tenantId } = actor;
+    // The body must be a valid create body (SPEC §13), whichever way it goes.
+    this.#checkStatus(this.#valuesOfCreate(actor, input, await this.customFields.of(handle, tenantId)));
     const unique = this.uniqueFields.find((field) => field.field === key);
     // A create body is an update body that holds the required fields.
     const changes = input as unknown as UpdateInput<F>;
@@ -243,10 +269,11 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     actor: Actor,
     inputs: readonly (CreateInput<F> | ApiError)[],
   ): Promise<(Upserted<RecordObject<F>> | ApiError)[] | undefined> {
+    const custom = await this.customFields.of(handle, actor.tenantId);
     const prepared = inputs.map((input) => {
       if (input instanceof ApiError) return input;
       try {
-        const values = this.createValues(actor, input);
+        const values = this.#valuesOfCreate(actor, input, custom);
         this.#checkStatus(values);
         return this.fields.toColumns(values);
       } catch (error) {
@@ -302,11 +329,20 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     options: WriteOptions,
   ): Promise<Stored<RecordObject<F>>> {
     this.#checkStatus(values);
+    const changes =
+      values.custom === undefined
+        ? values
+        : {
+            ...values,
+            custom: (await this.customFields.of(handle, actor.tenantId)).forUpdate(
+              values.custom as Readonly<Record<string, unknown>>,
+            ),
+          };
     let row: StoredRow | undefined;
     try {
-      row = await this.store.update(handle, actor, id, this.fields.toColumns(values), options);
+      row = await this.store.update(handle, actor, id, this.fields.toColumns(changes), options);
     } catch (error) {
-      throw await this.#settled(this.constraintError(preconditionAsApiError(error), actor.tenantId, values), handle);
+      throw await this.#settled(this.constraintError(preconditionAsApiError(error), actor.tenantId, changes), handle);
     }
     if (!row) throw notFound(this.notFoundText);
     return this.stored(row);
@@ -323,6 +359,12 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
    * contact); any other error comes back as it came.
    */
   protected constraintError(error: unknown, tenantId: string, values: Readonly<Record<string, unknown>>): unknown {
+    if (isCheckViolation(error, CUSTOM_VALUES_DEFINED)) {
+      // Definitions changed since this instance read them (another instance's change): read them again next time.
+      this.customFields.forget(tenantId);
+      const field = `custom.${checkViolationColumn(error) ?? ''}`;
+      return validationFailed([{ field, message: fieldMessage(field, customFieldPhrases.notDefined()) }]);
+    }
     const unique = this.uniqueFields.find((field) => isUniqueViolation(error, field.constraint));
     if (!unique || values[unique.field] == null) return error;
     const value = values[unique.field];

@@ -15,6 +15,8 @@ export const RECORD_FILTERS = {
   externalId: { column: 'externalId', operator: '=', narrow: true },
   updatedSince: { column: 'updatedAt', operator: '>=', timestamp: true },
   createdSince: { column: 'createdAt', operator: '>=', timestamp: true },
+  // `custom.<key>=value` filters, as one object of the values they want (SPEC §16).
+  custom: { column: 'custom', operator: '@>', json: true },
 } as const;
 
 /** What `q` searches: a case-insensitive substring of name, e-mail or phone (SPEC §6). */

@@ -89,6 +89,7 @@ export const fieldMessages = {
     pt: 'deve ser uma data e hora ISO 8601 com fuso (ex.: 2026-11-21T10:00:00.000Z)',
     en: 'must be an ISO 8601 timestamp with a time zone (e.g. 2026-11-21T10:00:00.000Z)',
   }),
+  date: () => ({ pt: 'deve ser uma data AAAA-MM-DD', en: 'must be a date YYYY-MM-DD' }),
   oneOf: (values: readonly unknown[]) => ({
     pt: `deve ser um de: ${values.join(', ')}`,
     en: `must be one of: ${values.join(', ')}`,

@@ -30,6 +30,8 @@ const ROUTE_OF: Record<Scope, Probe> = {
   'webhooks:read': { method: 'GET', url: `${API}/webhooks`, success: 200 },
   // Past the scope check, a webhook that does not exist: creating one also needs a read scope.
   'webhooks:write': { method: 'DELETE', url: `${API}/webhooks/01890000-0000-7000-8000-000000000000`, success: 404 },
+  // Past the scope check, a field that does not exist (creating one would make the next probe a 409).
+  'fields:write': { method: 'DELETE', url: `${API}/fields/lead/not_defined`, success: 404 },
 };
 
 describeEachBackend('token scopes', (ctx) => {

@@ -43,6 +43,7 @@ describeEachBackend('POST /customers', (ctx) => {
       autoPayment: false,
       notes: null,
       externalId: null,
+      custom: {},
     });
   });
 
@@ -74,6 +75,7 @@ describeEachBackend('POST /customers', (ctx) => {
       autoPayment: true,
       notes: 'Cliente desde 2020.',
       externalId: 'erp-42',
+      custom: {},
     });
   });
 

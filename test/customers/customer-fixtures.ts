@@ -9,6 +9,7 @@ export const CUSTOMER_KEYS = [
   '_id',
   'autoPayment',
   'createdAt',
+  'custom',
   'email',
   'externalId',
   'firstName',

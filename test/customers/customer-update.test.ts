@@ -62,6 +62,7 @@ describeEachBackend('PUT /customers/:id', (ctx) => {
       autoPayment: true,
       notes: 'Atualizado.',
       externalId: 'erp-99',
+      custom: {},
     });
   });
 

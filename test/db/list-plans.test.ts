@@ -155,4 +155,38 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       for (const node of bitmaps) assert.match(node['Index Cond'] ?? '', /tenant_id = /);
     });
   }
+
+  for (const [resource, keys, serviceOn] of lists) {
+    it(`filters ${resource} by custom fields through the GIN index that starts with the tenant (SPEC §16)`, async () => {
+      const recorded = ctx.db.withPlugin(recorder);
+      searcher ??= await bigTenant();
+      const { tenant: big } = searcher;
+      const table = sql.table(resource);
+      const singular = resource === 'leads' ? 'lead' : 'customer';
+      await sql`
+        insert into custom_fields (tenant_id, resource, key, label, type)
+        values (${big.id}, ${singular}, 'campaign', 'Campaign', 'text')`.execute(ctx.db);
+      // One row in 500 has the rare value; the rest share a common one.
+      await sql`
+        update ${table} set custom = jsonb_build_object('campaign',
+          case when abs(hashtext(id::text)) % 500 = 0 then 'rare' else 'common' end)
+        where tenant_id = ${big.id}`.execute(ctx.db);
+      await sql`vacuum analyze ${table}`.execute(ctx.db);
+      const page = { key: keys.createdAt as SortKey<never>, descending: true, limit: 10 };
+      for (const value of ['rare', 'common']) {
+        await serviceOn(ctx.db).list(recorded, big.id, { custom: [['campaign', value]] }, page);
+        const plan = await planOf(ctx.db, recorder.last as CompiledQuery, []);
+        const nodes = flatten(plan);
+        assert.ok(
+          !nodes.some((node) => node['Node Type'] === 'Seq Scan'),
+          `custom.campaign=${value}: ${nodeTypes(plan).join(' > ')}`,
+        );
+        if (value === 'rare') {
+          const gin = nodes.find((node) => node['Index Name'] === `${resource}_tenant_custom_idx`);
+          assert.ok(gin, `custom.campaign=rare: ${nodeTypes(plan).join(' > ')}`);
+          assert.match(gin['Index Cond'] ?? '', /tenant_id = /);
+        }
+      }
+    });
+  }
 });

@@ -51,6 +51,7 @@ describeEachBackend('POST /leads', (ctx) => {
         notes: null,
         externalId: null,
         customerId: null,
+        custom: {},
         tenant: tenant.id,
         createdBy: tenant.tokenId,
         createdAt: null,

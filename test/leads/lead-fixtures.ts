@@ -12,6 +12,7 @@ export const LEAD_KEYS = [
   '_id',
   'createdAt',
   'createdBy',
+  'custom',
   'customerId',
   'email',
   'externalId',

@@ -218,6 +218,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's custom fields
+         * @description Oldest first, leads before customers. Any token of the tenant may read them.
+         *
+         *     Any token of the tenant may call it, whatever its scopes.
+         */
+        get: operations["listCustomFields"];
+        put?: never;
+        /**
+         * Define a custom field
+         * @description At most 100 per resource. Records then take its values under `custom.<key>`, and lists filter by `custom.<key>=value`.
+         *
+         *     Needs the scope `fields:write`.
+         */
+        post: operations["createCustomField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fields/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a resource's custom values
+         * @description For generated forms and validators: `custom` of a create body of the resource, as this tenant defines it.
+         *
+         *     Any token of the tenant may call it, whatever its scopes.
+         */
+        get: operations["getCustomFieldSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fields/{resource}/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a custom field
+         * @description Any token of the tenant may call it, whatever its scopes.
+         */
+        get: operations["getCustomField"];
+        /**
+         * Change a custom field's label, options or required
+         * @description The type cannot change. Records keep the values they hold: an option removed stays where it was, and a field made required applies to the next creates and clears.
+         *
+         *     Needs the scope `fields:write`.
+         */
+        put: operations["updateCustomField"];
+        post?: never;
+        /**
+         * Delete a custom field, and its values from every record
+         * @description Records lose the value at once for writes (the key is no longer accepted); the stored values are removed before the answer on most tenants, and within seconds after it on large ones. The key can be defined again once they are gone (until then, a 409).
+         *
+         *     Needs the scope `fields:write`.
+         */
+        delete: operations["deleteCustomField"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -679,6 +761,15 @@ export interface operations {
                      * @example crm-4711
                      */
                     externalId?: string | null;
+                    /**
+                     * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                     * @example {
+                     *       "utm_source": "google"
+                     *     }
+                     */
+                    custom?: {
+                        [key: string]: string | number | boolean | unknown[] | null;
+                    };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -738,6 +829,20 @@ export interface operations {
                          * @description The customer this lead was converted to (SPEC §13).
                          */
                         customerId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -796,6 +901,20 @@ export interface operations {
                          * @description The customer this lead was converted to (SPEC §13).
                          */
                         customerId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -1147,6 +1266,20 @@ export interface operations {
                          * @description The customer this lead was converted to (SPEC §13).
                          */
                         customerId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -1372,6 +1505,15 @@ export interface operations {
                      * @example crm-4711
                      */
                     externalId?: string | null;
+                    /**
+                     * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                     * @example {
+                     *       "utm_source": "google"
+                     *     }
+                     */
+                    custom?: {
+                        [key: string]: string | number | boolean | unknown[] | null;
+                    };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -1427,6 +1569,20 @@ export interface operations {
                          * @description The customer this lead was converted to (SPEC §13).
                          */
                         customerId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -2127,6 +2283,15 @@ export interface operations {
                          * @example crm-4711
                          */
                         externalId?: string | null;
+                        /**
+                         * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                         * @example {
+                         *       "utm_source": "google"
+                         *     }
+                         */
+                        custom?: {
+                            [key: string]: string | number | boolean | unknown[] | null;
+                        };
                         /** @description Read-only: ignored when sent. */
                         _id?: unknown;
                         /** @description Read-only: ignored when sent. */
@@ -2192,6 +2357,20 @@ export interface operations {
                                  * @description The customer this lead was converted to (SPEC §13).
                                  */
                                 customerId: string | null;
+                                /**
+                                 * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                                 * @example {
+                                 *       "utm_source": "google",
+                                 *       "employees": 40,
+                                 *       "interests": [
+                                 *         "crm",
+                                 *         "erp"
+                                 *       ]
+                                 *     }
+                                 */
+                                custom: {
+                                    [key: string]: string | number | boolean | string[];
+                                };
                                 /** Format: uuid */
                                 tenant: string;
                                 /** Format: uuid */
@@ -2578,6 +2757,20 @@ export interface operations {
                          * @description The customer this lead was converted to (SPEC §13).
                          */
                         customerId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /** Format: uuid */
                         tenant: string;
                         /** Format: uuid */
@@ -2906,6 +3099,15 @@ export interface operations {
                     value?: number;
                     autoPayment?: boolean;
                     notes?: string | null;
+                    /**
+                     * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                     * @example {
+                     *       "utm_source": "google"
+                     *     }
+                     */
+                    custom?: {
+                        [key: string]: string | number | boolean | unknown[] | null;
+                    };
                 };
             };
         };
@@ -2948,6 +3150,20 @@ export interface operations {
                              * @description The customer this lead was converted to (SPEC §13).
                              */
                             customerId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
                             /** Format: uuid */
                             tenant: string;
                             /** Format: uuid */
@@ -2982,6 +3198,20 @@ export interface operations {
                             autoPayment: boolean;
                             notes: string | null;
                             externalId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
                             /**
                              * Format: date-time
                              * @example 2026-11-21T10:00:00.000Z
@@ -3036,6 +3266,20 @@ export interface operations {
                              * @description The customer this lead was converted to (SPEC §13).
                              */
                             customerId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
                             /** Format: uuid */
                             tenant: string;
                             /** Format: uuid */
@@ -3070,6 +3314,20 @@ export interface operations {
                             autoPayment: boolean;
                             notes: string | null;
                             externalId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
                             /**
                              * Format: date-time
                              * @example 2026-11-21T10:00:00.000Z
@@ -3473,6 +3731,20 @@ export interface operations {
                         notes: string | null;
                         externalId: string | null;
                         /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
+                        /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
                          */
@@ -3693,6 +3965,15 @@ export interface operations {
                      * @example crm-4711
                      */
                     externalId?: string | null;
+                    /**
+                     * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                     * @example {
+                     *       "utm_source": "google"
+                     *     }
+                     */
+                    custom?: {
+                        [key: string]: string | number | boolean | unknown[] | null;
+                    };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -3745,6 +4026,20 @@ export interface operations {
                         notes: string | null;
                         externalId: string | null;
                         /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
+                        /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
                          */
@@ -3796,6 +4091,20 @@ export interface operations {
                         autoPayment: boolean;
                         notes: string | null;
                         externalId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -4142,6 +4451,20 @@ export interface operations {
                         notes: string | null;
                         externalId: string | null;
                         /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
+                        /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
                          */
@@ -4363,6 +4686,15 @@ export interface operations {
                      * @example crm-4711
                      */
                     externalId?: string | null;
+                    /**
+                     * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                     * @example {
+                     *       "utm_source": "google"
+                     *     }
+                     */
+                    custom?: {
+                        [key: string]: string | number | boolean | unknown[] | null;
+                    };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
                     /** @description Read-only: ignored when sent. */
@@ -4410,6 +4742,20 @@ export interface operations {
                         autoPayment: boolean;
                         notes: string | null;
                         externalId: string | null;
+                        /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -5107,6 +5453,15 @@ export interface operations {
                          * @example crm-4711
                          */
                         externalId?: string | null;
+                        /**
+                         * @description Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep their values; `null` or `""` clear one. An undefined key, a wrong type or a value outside the options is a 400 naming `custom.<key>`; a required field must be given on create.
+                         * @example {
+                         *       "utm_source": "google"
+                         *     }
+                         */
+                        custom?: {
+                            [key: string]: string | number | boolean | unknown[] | null;
+                        };
                         /** @description Read-only: ignored when sent. */
                         _id?: unknown;
                         /** @description Read-only: ignored when sent. */
@@ -5164,6 +5519,20 @@ export interface operations {
                                 autoPayment: boolean;
                                 notes: string | null;
                                 externalId: string | null;
+                                /**
+                                 * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                                 * @example {
+                                 *       "utm_source": "google",
+                                 *       "employees": 40,
+                                 *       "interests": [
+                                 *         "crm",
+                                 *         "erp"
+                                 *       ]
+                                 *     }
+                                 */
+                                custom: {
+                                    [key: string]: string | number | boolean | string[];
+                                };
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-21T10:00:00.000Z
@@ -5544,6 +5913,20 @@ export interface operations {
                         notes: string | null;
                         externalId: string | null;
                         /**
+                         * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                         * @example {
+                         *       "utm_source": "google",
+                         *       "employees": 40,
+                         *       "interests": [
+                         *         "crm",
+                         *         "erp"
+                         *       ]
+                         *     }
+                         */
+                        custom: {
+                            [key: string]: string | number | boolean | string[];
+                        };
+                        /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
                          */
@@ -5841,6 +6224,1643 @@ export interface operations {
             };
         };
     };
+    listCustomFields: {
+        parameters: {
+            query?: {
+                /** @description Whose field it is: leads or customers. */
+                resource?: "lead" | "customer";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose field it is: leads or customers.
+                         * @enum {string}
+                         */
+                        resource: "lead" | "customer";
+                        key: string;
+                        label: string;
+                        /**
+                         * @description text (≤ 1,000 chars), number, integer, boolean, date (YYYY-MM-DD), datetime (ISO 8601 with a zone), select (one of `options`), multiselect (distinct values of `options`). It cannot change.
+                         * @enum {string}
+                         */
+                        type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "select" | "multiselect";
+                        options: string[] | null;
+                        required: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    }[];
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    createCustomField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Whose field it is: leads or customers.
+                     * @enum {string}
+                     */
+                    resource: "lead" | "customer";
+                    /**
+                     * @description The name under `custom` in records: a lower-case letter, then up to 39 of a-z, 0-9, _.
+                     * @example utm_source
+                     */
+                    key: string;
+                    /**
+                     * @description The name people see.
+                     * @example UTM source
+                     */
+                    label: string;
+                    /**
+                     * @description text (≤ 1,000 chars), number, integer, boolean, date (YYYY-MM-DD), datetime (ISO 8601 with a zone), select (one of `options`), multiselect (distinct values of `options`). It cannot change.
+                     * @enum {string}
+                     */
+                    type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "select" | "multiselect";
+                    /**
+                     * @description The values a select or multiselect takes (1–100, each ≤ 100 chars); null for other types.
+                     * @example [
+                     *       "small",
+                     *       "medium",
+                     *       "large"
+                     *     ]
+                     */
+                    options?: string[] | null;
+                    /** @description A create must give it a value, and no write may clear it. Records that have none keep none. */
+                    required?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose field it is: leads or customers.
+                         * @enum {string}
+                         */
+                        resource: "lead" | "customer";
+                        key: string;
+                        label: string;
+                        /**
+                         * @description text (≤ 1,000 chars), number, integer, boolean, date (YYYY-MM-DD), datetime (ISO 8601 with a zone), select (one of `options`), multiselect (distinct values of `options`). It cannot change.
+                         * @enum {string}
+                         */
+                        type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "select" | "multiselect";
+                        options: string[] | null;
+                        required: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getCustomFieldSchema: {
+        parameters: {
+            query: {
+                /** @description Whose field it is: leads or customers. */
+                resource: "lead" | "customer";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON Schema (draft 2020-12) of `custom` in a create body of this resource: the tenant's fields as properties (`title` is the label, `x-funil-type` the Funil type), the required ones in `required`. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getCustomField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `lead` or `customer`. */
+                resource: string;
+                /** @description The field's key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose field it is: leads or customers.
+                         * @enum {string}
+                         */
+                        resource: "lead" | "customer";
+                        key: string;
+                        label: string;
+                        /**
+                         * @description text (≤ 1,000 chars), number, integer, boolean, date (YYYY-MM-DD), datetime (ISO 8601 with a zone), select (one of `options`), multiselect (distinct values of `options`). It cannot change.
+                         * @enum {string}
+                         */
+                        type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "select" | "multiselect";
+                        options: string[] | null;
+                        required: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    updateCustomField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `lead` or `customer`. */
+                resource: string;
+                /** @description The field's key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The name people see.
+                     * @example UTM source
+                     */
+                    label?: string;
+                    /**
+                     * @description The values a select or multiselect takes (1–100, each ≤ 100 chars); null for other types.
+                     * @example [
+                     *       "small",
+                     *       "medium",
+                     *       "large"
+                     *     ]
+                     */
+                    options?: string[] | null;
+                    /** @description A create must give it a value, and no write may clear it. Records that have none keep none. */
+                    required?: boolean;
+                    /**
+                     * @description Accepted when it is the current type (it cannot change).
+                     * @enum {string}
+                     */
+                    type?: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "select" | "multiselect";
+                    /** @description Read-only: ignored when sent. */
+                    resource?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    key?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    createdAt?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    updatedAt?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose field it is: leads or customers.
+                         * @enum {string}
+                         */
+                        resource: "lead" | "customer";
+                        key: string;
+                        label: string;
+                        /**
+                         * @description text (≤ 1,000 chars), number, integer, boolean, date (YYYY-MM-DD), datetime (ISO 8601 with a zone), select (one of `options`), multiselect (distinct values of `options`). It cannot change.
+                         * @enum {string}
+                         */
+                        type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "select" | "multiselect";
+                        options: string[] | null;
+                        required: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteCustomField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `lead` or `customer`. */
+                resource: string;
+                /** @description The field's key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -5924,6 +7944,20 @@ export interface operations {
                                  * @description The customer this lead was converted to (SPEC §13).
                                  */
                                 customerId: string | null;
+                                /**
+                                 * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                                 * @example {
+                                 *       "utm_source": "google",
+                                 *       "employees": 40,
+                                 *       "interests": [
+                                 *         "crm",
+                                 *         "erp"
+                                 *       ]
+                                 *     }
+                                 */
+                                custom: {
+                                    [key: string]: string | number | boolean | string[];
+                                };
                                 /** Format: uuid */
                                 tenant: string;
                                 /** Format: uuid */
@@ -5957,6 +7991,20 @@ export interface operations {
                                 autoPayment: boolean;
                                 notes: string | null;
                                 externalId: string | null;
+                                /**
+                                 * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                                 * @example {
+                                 *       "utm_source": "google",
+                                 *       "employees": 40,
+                                 *       "interests": [
+                                 *         "crm",
+                                 *         "erp"
+                                 *       ]
+                                 *     }
+                                 */
+                                custom: {
+                                    [key: string]: string | number | boolean | string[];
+                                };
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-21T10:00:00.000Z

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import PgBoss from 'pg-boss';
+import { tokenScopes } from '../migration-helpers.js';
 
 /**
  * SPEC §15: webhook subscriptions, their deliveries, and the job queue that makes the attempts.
@@ -101,17 +102,6 @@ function queueSchema(): string {
     throw new Error('pg-boss construction plans are no longer one BEGIN … COMMIT block: revisit this migration');
   }
   return plans.slice('BEGIN;'.length, -'COMMIT;'.length);
-}
-
-/** The scopes a token may hold (the check of the initial migration, widened). */
-async function tokenScopes(db: Kysely<unknown>, scopes: readonly string[]): Promise<void> {
-  await sql`alter table api_tokens drop constraint api_tokens_scopes_check`.execute(db);
-  await sql`
-    alter table api_tokens add constraint api_tokens_scopes_check check (
-      cardinality(scopes) between 1 and ${sql.lit(scopes.length)} and scopes <@ ${sql.raw(
-        `array[${scopes.map((scope) => `'${scope}'`).join(', ')}]`,
-      )}::text[]
-    )`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,0 +1,192 @@
+/**
+ * SPEC §16: a list filtered by a custom field, against the same list filtered by `status`, on a
+ * tenant with 100,000 leads, through the real app (buildApp + inject).
+ *
+ * The leads are seeded as bench/lists.ts seeds them (status: one of 7, evenly); then every lead
+ * gets `custom.campaign`, one of 7 options (evenly, independent of the status: the same share of
+ * rows as a status), and `custom.partner`, an integer one lead in 1,000 shares. Each filter is
+ * timed on its first page and on a page 20 pages deep (by X-Next-Cursor), first and deep pages
+ * alternating, medians of 30. Target: the custom filter within 2× of the status filter.
+ *
+ *   FUNIL_BENCH_DATABASE_URL=postgres://… npm run bench:custom-fields [-- --results <dir>]
+ *   (without a PostgreSQL URL only PGlite runs, and says so)
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import {
+  benchPostgresUrl,
+  createTenant,
+  median,
+  type ScratchDatabase,
+  scratchPglite,
+  scratchPostgres,
+  seedLeads,
+  silent,
+} from './bench-database.js';
+
+const ROWS = 100_000;
+const LIMIT = 100;
+const DEEP_PAGES = 20;
+const REPETITIONS = 30;
+const TARGET_RATIO = 2;
+const LEADS_URL = '/api/external/v1/leads';
+const COMPARED = 'custom (select, 1 in 7)';
+const CAMPAIGNS = ['black-friday', 'launch', 'webinar', 'newsletter', 'partner', 'retarget', 'organic'];
+
+const resultsDir = process.argv.includes('--results')
+  ? process.argv[process.argv.indexOf('--results') + 1]
+  : 'bench/results';
+
+const targets: { label: string; open(): Promise<ScratchDatabase> }[] = [];
+const postgresUrl = benchPostgresUrl();
+if (postgresUrl) targets.push({ label: 'PostgreSQL', open: () => scratchPostgres(postgresUrl, 'custom') });
+else console.log('PostgreSQL: skipped: set FUNIL_BENCH_DATABASE_URL (or FUNIL_TEST_DATABASE_URL) to benchmark it\n');
+targets.push({ label: 'PGlite', open: scratchPglite });
+
+const report: string[] = [
+  '# Custom field filters (SPEC §16)',
+  '',
+  `\`npm run bench:custom-fields\`, ${new Date().toISOString().slice(0, 10)}: one tenant with ${ROWS.toLocaleString('en')} leads; ` +
+    `limit=${LIMIT}, sort -createdAt; medians of ${REPETITIONS}, first page and page ${DEEP_PAGES + 1} alternating. ` +
+    `Target: a custom filter within ${TARGET_RATIO}× of the status filter.`,
+  '',
+];
+let failed = false;
+for (const target of targets) {
+  const scratch = await target.open();
+  try {
+    const version = await sql<{ version: string }>`select version()`.execute(scratch.bulk);
+    console.log(`${target.label} (${version.rows[0]?.version.split(' on ')[0]})`);
+    const tenant = await createTenant(scratch.database, 'Bench');
+    const seeding = performance.now();
+    await seedLeads(scratch.bulk, tenant, ROWS);
+    const app = await buildApp({
+      config: loadConfig({
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'silent',
+        FUNIL_BOOTSTRAP: 'false',
+        FUNIL_RATE_LIMIT: '10000000',
+        FUNIL_TENANT_CONCURRENCY: '100000',
+        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+        FUNIL_WEBHOOKS_DELIVER: 'false',
+      }),
+      database: scratch.database,
+      logger: silent,
+    });
+    await app.ready();
+    try {
+      const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
+        app.inject({
+          method,
+          url,
+          headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+        });
+      for (const field of [
+        { resource: 'lead', key: 'campaign', label: 'Campaign', type: 'select', options: CAMPAIGNS },
+        { resource: 'lead', key: 'partner', label: 'Partner', type: 'integer' },
+      ]) {
+        const answer = await call('POST', '/api/external/v1/fields', field);
+        if (answer.statusCode !== 201) throw new Error(`define ${field.key}: ${answer.statusCode} ${answer.body}`);
+      }
+      await sql`
+        update leads set custom = jsonb_build_object(
+          'campaign', (${CAMPAIGNS}::text[])[1 + abs(hashtext(id::text || 'c')) % 7],
+          'partner', abs(hashtext(id::text || 'p')) % 1000)
+        where tenant_id = ${tenant.id}`.execute(scratch.bulk);
+      await sql`vacuum analyze leads`.execute(scratch.bulk);
+      console.log(`  seeded in ${seconds(performance.now() - seeding)}`);
+      report.push(
+        `## ${target.label}`,
+        '',
+        '| filter | rows matching | first page | page 21 | ÷ status |',
+        '|---|---|---|---|---|',
+      );
+
+      const filters: [string, string][] = [
+        ['status=qualified', 'status'],
+        [`custom.campaign=${CAMPAIGNS[2]}`, COMPARED],
+        ['custom.partner=7', 'custom (integer, 1 in 1,000)'],
+        [`custom.campaign=${CAMPAIGNS[2]}&status=qualified`, 'custom and status'],
+      ];
+      let statusFirst = 0;
+      let statusDeep = 0;
+      for (const [query, label] of filters) {
+        const matching = await countMatching(scratch, tenant.id, query);
+        const { first, deep } = await timeFilter(app, tenant.token, query);
+        if (label === 'status') [statusFirst, statusDeep] = [first, deep];
+        // The target holds for the filter that matches as many rows as a status does; the others are shown beside it.
+        if (label === COMPARED && Math.max(first / statusFirst, deep / statusDeep) > TARGET_RATIO) failed = true;
+        const line = `| \`${query}\` (${label}) | ${matching.toLocaleString('en')} | ${ms(first)} | ${ms(deep)} | ${label === 'status' ? '—' : `${(first / statusFirst).toFixed(2)}× / ${(deep / statusDeep).toFixed(2)}×`} |`;
+        report.push(line);
+        console.log(`  ${query}: first ${ms(first)}, page ${DEEP_PAGES + 1} ${ms(deep)} (${matching} rows match)`);
+      }
+      report.push('');
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await scratch.drop();
+  }
+}
+await writeFile(join(resultsDir as string, 'custom-fields.md'), `${report.join('\n')}\n`);
+console.log(`\nwritten to ${join(resultsDir as string, 'custom-fields.md')}`);
+process.exitCode = failed ? 1 : 0;
+
+async function countMatching(scratch: ScratchDatabase, tenantId: string, query: string): Promise<number> {
+  const params = new URLSearchParams(query);
+  const status = params.get('status');
+  const campaign = params.get('custom.campaign');
+  const partner = params.get('custom.partner');
+  const { rows } = await sql<{ count: number }>`
+    select count(*)::int as count from leads
+    where tenant_id = ${tenantId}
+      ${status ? sql`and status = ${status}` : sql``}
+      ${campaign ? sql`and custom ->> 'campaign' = ${campaign}` : sql``}
+      ${partner ? sql`and custom -> 'partner' = ${partner}::jsonb` : sql``}`.execute(scratch.bulk);
+  return rows[0]?.count ?? 0;
+}
+
+async function page(app: FastifyInstance, token: string, query: string) {
+  const begin = performance.now();
+  const answer = await app.inject({
+    method: 'GET',
+    url: `${LEADS_URL}?${query}`,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const elapsed = performance.now() - begin;
+  if (answer.statusCode !== 200) throw new Error(`GET ${query}: ${answer.statusCode} ${answer.body}`);
+  const cursor = answer.headers['x-next-cursor'];
+  return { ms: elapsed, cursor: typeof cursor === 'string' ? cursor : undefined };
+}
+
+/** Medians of the first page and of a page `DEEP_PAGES` pages in. */
+async function timeFilter(app: FastifyInstance, token: string, filter: string) {
+  const base = `${filter}&limit=${LIMIT}`;
+  for (let i = 0; i < 5; i++) await page(app, token, base);
+  let deepQuery = base;
+  for (let i = 0; i < DEEP_PAGES; i++) {
+    const { cursor } = await page(app, token, deepQuery);
+    if (!cursor) break;
+    deepQuery = `${base}&cursor=${encodeURIComponent(cursor)}`;
+  }
+  const first: number[] = [];
+  const deep: number[] = [];
+  for (let i = 0; i < REPETITIONS; i++) {
+    first.push((await page(app, token, base)).ms);
+    deep.push((await page(app, token, deepQuery)).ms);
+  }
+  return { first: median(first), deep: median(deep) };
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(1)} ms`;
+}
+
+function seconds(value: number): string {
+  return `${(value / 1000).toFixed(1)} s`;
+}

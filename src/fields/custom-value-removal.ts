@@ -1,0 +1,94 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { CustomResource } from './custom-field-types.js';
+
+/** Rows read per step: each step is one short transaction, so writers of those rows wait little. */
+const BATCH_ROWS = 1000;
+
+const TABLES: Readonly<Record<CustomResource, 'leads' | 'customers'>> = { lead: 'leads', customer: 'customers' };
+
+type Step = 'more' | 'done' | 'busy';
+
+/**
+ * SPEC §16: after a definition is deleted, its values leave every record of the tenant. The
+ * tenant's rows are walked newest first, a batch per transaction, and the position reached is
+ * kept with the pending removal: a removal cut short (a crash, a shutdown) goes on from there the
+ * next time it runs. Records created meanwhile cannot hold the key (the database refuses values
+ * of undefined fields), so the walk misses none. One runner at a time per removal: a step locks
+ * the pending removal, and a runner that finds it locked leaves it to the one that holds it.
+ */
+export class CustomValueRemoval {
+  readonly #running = new Set<Promise<unknown>>();
+  #stopping = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Removes the values of the deleted field `key`; resolves when none is left (or another runner has them). */
+  start(tenantId: string, resource: CustomResource, key: string): Promise<void> {
+    const run = this.#run(tenantId, resource, key).catch((error: unknown) => {
+      this.log.error({ err: error, tenantId, resource, key }, 'custom field values: removal stopped; it resumes later');
+    });
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+    return run;
+  }
+
+  /** Starts every removal left pending (by an instance that stopped mid-way). */
+  async resumeAll(): Promise<void> {
+    const pending = await this.db.selectFrom('customFieldRemovals').select(['tenantId', 'resource', 'key']).execute();
+    for (const { tenantId, resource, key } of pending) void this.start(tenantId, resource, key);
+  }
+
+  /** Stops after the steps under way: what is left resumes at the next start. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.allSettled([...this.#running]);
+  }
+
+  async #run(tenantId: string, resource: CustomResource, key: string): Promise<void> {
+    while (!this.#stopping && (await this.#step(tenantId, resource, key)) === 'more') {
+      // Between steps, other work of the event loop and of the database goes first.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  #step(tenantId: string, resource: CustomResource, key: string): Promise<Step> {
+    const table = TABLES[resource];
+    const removal = sql`tenant_id = ${tenantId} and resource = ${resource} and key = ${key}`;
+    return this.db.transaction().execute(async (trx) => {
+      const { rows: pending } = await sql<{ afterCreatedAt: Date | null; afterId: string | null }>`
+        select after_created_at, after_id from custom_field_removals where ${removal}
+        for update skip locked`.execute(trx);
+      const position = pending[0];
+      if (!position) return 'busy';
+      const after =
+        position.afterCreatedAt && position.afterId
+          ? sql`and (created_at, id) < (${position.afterCreatedAt}, ${position.afterId}::uuid)`
+          : sql``;
+      const { rows } = await sql<{ id: string; createdAt: Date }>`
+        select id, created_at from ${sql.table(table)}
+        where tenant_id = ${tenantId} ${after}
+        order by created_at desc, id desc
+        limit ${BATCH_ROWS}`.execute(trx);
+      if (rows.length > 0) {
+        await sql`
+          update ${sql.table(table)} set custom = custom - ${key}::text
+          where tenant_id = ${tenantId} and id = any (${rows.map((row) => row.id)}::uuid[])
+            and custom ? ${key}::text`.execute(trx);
+      }
+      const last = rows.at(-1);
+      if (rows.length < BATCH_ROWS || !last) {
+        await sql`delete from custom_field_removals where ${removal}`.execute(trx);
+        return 'done';
+      }
+      await sql`
+        update custom_field_removals set after_created_at = ${last.createdAt}, after_id = ${last.id}::uuid
+        where ${removal}`.execute(trx);
+      return 'more';
+    });
+  }
+}
