@@ -28,7 +28,10 @@ export interface FilterSpec {
   readonly timestamp?: boolean;
   /** The value is compared as jsonb (`custom @> {"key": value}`). */
   readonly json?: boolean;
-  /** It matches a handful of rows through an index of its own (an e-mail): no scan bound needed. */
+  /**
+   * An index of its own finds its rows (an e-mail's handful; a custom value's, by GIN, however
+   * many): no scan bound needed.
+   */
   readonly narrow?: boolean;
 }
 

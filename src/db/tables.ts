@@ -89,6 +89,8 @@ export interface CustomFieldRemovalTable {
   key: string;
   afterCreatedAt: Date | null;
   afterId: string | null;
+  tokenId: string | null;
+  requestId: string | null;
   createdAt: CreatedAt;
 }
 

@@ -13,7 +13,8 @@ const CACHE_TTL_MS = 5_000;
 
 /** One resource's fields of each tenant, as a write or a list reads them. */
 export interface ResourceCustomFields {
-  of(handle: Db, tenantId: string): Promise<CustomFieldSet>;
+  /** `fresh`: read from the database, whatever this instance knows. */
+  of(handle: Db, tenantId: string, fresh?: boolean): Promise<CustomFieldSet>;
   /** Drops what is known of a tenant's fields: the next read asks the database. */
   forget(tenantId: string): void;
 }
@@ -30,8 +31,9 @@ export class CustomFieldCatalog {
 
   constructor(private readonly repository = new CustomFieldRepository()) {}
 
-  async of(handle: Db, tenantId: string, resource: CustomResource): Promise<CustomFieldSet> {
+  async of(handle: Db, tenantId: string, resource: CustomResource, fresh = false): Promise<CustomFieldSet> {
     const name = `${tenantId}|${resource}`;
+    if (fresh) this.forget(tenantId, resource);
     const known = this.#sets.get(name);
     if (known) return known;
     const generation = this.#generations.get(name);
@@ -48,7 +50,7 @@ export class CustomFieldCatalog {
 
   forResource(resource: CustomResource): ResourceCustomFields {
     return {
-      of: (handle, tenantId) => this.of(handle, tenantId, resource),
+      of: (handle, tenantId, fresh) => this.of(handle, tenantId, resource, fresh),
       forget: (tenantId) => this.forget(tenantId, resource),
     };
   }

@@ -1,5 +1,5 @@
 import { phraseOfErrors } from '../http/validation.js';
-import { type FieldIssue, validationFailed } from '../shared/errors.js';
+import { ApiError, type FieldIssue, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, type Text } from '../shared/messages.js';
 import { customFieldPhrases } from './custom-field.messages.js';
 import {
@@ -54,7 +54,8 @@ export class CustomFieldSet {
   forCreate(input: Readonly<Record<string, unknown>> | null | undefined): Record<string, CustomValue> {
     const { values, issues } = this.#checked(input ?? {});
     for (const definition of this.definitions) {
-      if (definition.required && values[definition.key] == null && !issues.has(definition.key)) {
+      const given = Object.hasOwn(values, definition.key) ? values[definition.key] : null;
+      if (definition.required && given === null && !issues.has(definition.key)) {
         issues.set(definition.key, fieldMessages.required());
       }
     }
@@ -113,7 +114,8 @@ export class CustomFieldSet {
 
   /** Each value checked and normalised (trimmed text, UTC timestamps); "" and [] become null (no value). */
   #checked(input: Readonly<Record<string, unknown>>) {
-    const values: CustomPatch = {};
+    // No prototype: a field may be named `constructor`, and a missing one must read as missing.
+    const values: CustomPatch = Object.create(null);
     const issues = new Map<string, Text>();
     for (const [key, raw] of Object.entries(input)) {
       const definition = this.#byKey.get(key);
@@ -150,7 +152,15 @@ export class CustomFieldSet {
       field: `custom.${key}`,
       message: fieldMessage(`custom.${key}`, phrase),
     }));
-    throw validationFailed(details);
+    throw new CustomValuesRefused(details);
+  }
+}
+
+/** A 400 for custom values or filters that the tenant's definitions, as this instance knows them, refuse. */
+export class CustomValuesRefused extends ApiError {
+  constructor(details: readonly FieldIssue[]) {
+    const refusal = validationFailed(details);
+    super(refusal.statusCode, refusal.code, refusal.text, refusal.details);
   }
 }
 

@@ -73,11 +73,13 @@ export function storedValue(type: CustomFieldType, value: CustomValue): CustomVa
  * `custom @> {"size": 10}` compares like with like; undefined when the text cannot be one. For a
  * multiselect, the one option the values must contain.
  */
-export function filterValue(type: CustomFieldType, text: string): CustomValue | undefined {
+export function filterValue(type: CustomFieldType, raw: string): CustomValue | undefined {
+  // Trimmed, as stored values are.
+  const text = raw.trim();
   switch (type) {
     case 'number':
     case 'integer': {
-      const number = text.trim() === '' ? Number.NaN : Number(text);
+      const number = text === '' ? Number.NaN : Number(text);
       return valueValidator(type)(number) ? number : undefined;
     }
     case 'boolean':

@@ -22,6 +22,10 @@ export const customFieldPhrases = {
     pt: 'não é um campo personalizado deste recurso (veja GET /fields)',
     en: 'is not a custom field of this resource (see GET /fields)',
   }),
+  notDefinedNow: () => ({
+    pt: 'não é (mais) um campo personalizado deste recurso, ou o seu tipo mudou (veja GET /fields)',
+    en: 'is not (or no longer) a custom field of this resource, or its type changed (see GET /fields)',
+  }),
   cannotClear: () => ({ pt: 'é obrigatório e não pode ser apagado', en: 'is required and cannot be cleared' }),
   typeFixed: (type: string) => ({
     pt: `o tipo de um campo não muda (este é ${type})`,

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { toIso } from '../db/timestamp-text.js';
+import { lockKey } from '../db/transaction.js';
 import type { CustomFieldDefinition } from './custom-field-set.js';
 import type { CustomFieldType, CustomResource } from './custom-field-types.js';
 
@@ -88,11 +89,19 @@ export class CustomFieldRepository {
   }
 
   /**
-   * Deletes a definition and records that its values are to be removed, in the transaction
-   * `trx`; false when there was none. The delete waits for writes in flight that use the field
-   * (they hold a key-share lock on it: migration 2026-11-25T1000).
+   * Deletes a definition and records that its values are to be removed (by whom, for the events
+   * of the removal), in the transaction `trx`; false when there was none. First it waits for the
+   * writes in flight that set the field: they hold its lock shared until they commit (the trigger
+   * of migration 2026-11-25T1000); from this commit on, the database refuses the field's values.
    */
-  async delete(trx: Db, tenantId: string, resource: CustomResource, key: string): Promise<boolean> {
+  async delete(
+    trx: Db,
+    change: { tenantId: string; tokenId?: string | null; requestId?: string | null },
+    resource: CustomResource,
+    key: string,
+  ): Promise<boolean> {
+    const { tenantId } = change;
+    await lockKey(trx, fieldLockName(tenantId, resource, key));
     const deleted = await trx
       .deleteFrom('customFields')
       .where('tenantId', '=', tenantId)
@@ -103,7 +112,7 @@ export class CustomFieldRepository {
     if (!deleted) return false;
     await trx
       .insertInto('customFieldRemovals')
-      .values({ tenantId, resource, key })
+      .values({ tenantId, resource, key, tokenId: change.tokenId ?? null, requestId: change.requestId ?? null })
       .onConflict((oc) => oc.columns(['tenantId', 'resource', 'key']).doNothing())
       .execute();
     return true;
@@ -120,6 +129,11 @@ export class CustomFieldRepository {
       .executeTakeFirst();
     return row !== undefined;
   }
+}
+
+/** The lock of one field: writes that set it hold it shared, a deletion exclusively (the same text as the trigger's). */
+function fieldLockName(tenantId: string, resource: CustomResource, key: string): string {
+  return `${tenantId}|custom-field|${resource}|${key}`;
 }
 
 function toDefinition(row: DefinitionRow): CustomFieldDefinition {

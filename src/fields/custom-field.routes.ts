@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ANY_TOKEN } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
-import { principalOf } from '../http/authenticate.js';
+import { actorOf, principalOf } from '../http/authenticate.js';
 import { errorResponses, SuccessBody } from '../http/schemas.js';
 import { notFound } from '../shared/errors.js';
 import { customFieldMessages } from './custom-field.messages.js';
@@ -191,7 +191,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource, key } = request.params as CustomFieldParams;
-      await service.delete(tenantOf(request), resource, key);
+      await service.delete(actorOf(request), resource, key);
       return { success: true as const };
     },
   );

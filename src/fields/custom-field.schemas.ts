@@ -92,10 +92,11 @@ export const CustomFieldListQuery = Type.Object({ resource: Type.Optional(Resour
 
 export const CustomFieldSchemaQuery = Type.Object({ resource: Resource }, { additionalProperties: false });
 
+// Checked by the route before validation, as a 404 (SPEC §2: a path that names nothing); here for the document.
 export const CustomFieldParams = Type.Object(
   {
-    resource: Type.String({ description: '`lead` or `customer`.' }),
-    key: Type.String({ description: "The field's key." }),
+    resource: StringEnum(CUSTOM_RESOURCES, { description: '`lead` or `customer`.' }),
+    key: Type.String({ pattern: CUSTOM_KEY_PATTERN, description: "The field's key." }),
   },
   { additionalProperties: false },
 );

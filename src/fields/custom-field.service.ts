@@ -1,4 +1,5 @@
 import { setTimeout } from 'node:timers/promises';
+import type { Change } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
 import { conflict, notFound, validationFailed } from '../shared/errors.js';
@@ -105,8 +106,9 @@ export class CustomFieldService {
    * for that a moment (`removalWaitMs`), which is all it takes for most tenants; on a large one the
    * rest goes on in steps after the answer, and resumes after a restart.
    */
-  async delete(tenantId: string, resource: CustomResource, key: string): Promise<void> {
-    const deleted = await inTransaction(this.db, (trx) => this.repository.delete(trx, tenantId, resource, key));
+  async delete(actor: Change & { tenantId: string }, resource: CustomResource, key: string): Promise<void> {
+    const { tenantId } = actor;
+    const deleted = await inTransaction(this.db, (trx) => this.repository.delete(trx, actor, resource, key));
     if (!deleted) throw notFound(customFieldMessages.fieldNotFound);
     this.catalog.forget(tenantId, resource);
     const removed = this.removal.start(tenantId, resource, key);

@@ -10,6 +10,9 @@ const TABLES: Readonly<Record<CustomResource, 'leads' | 'customers'>> = { lead: 
 
 type Step = 'more' | 'done' | 'busy';
 
+/** How long a removal that failed (the database away, say) waits before it tries again. */
+const RETRY_MS = 10_000;
+
 /**
  * SPEC §16: after a definition is deleted, its values leave every record of the tenant. The
  * tenant's rows are walked newest first, a batch per transaction, and the position reached is
@@ -17,9 +20,14 @@ type Step = 'more' | 'done' | 'busy';
  * next time it runs. Records created meanwhile cannot hold the key (the database refuses values
  * of undefined fields), so the walk misses none. One runner at a time per removal: a step locks
  * the pending removal, and a runner that finds it locked leaves it to the one that holds it.
+ *
+ * Each record that loses a value changes like any other (SPEC §14): a new version and
+ * `updatedAt`, and a `<family>.updated` event naming `custom.<key>`, made by the token that
+ * deleted the field, in the step's own statement.
  */
 export class CustomValueRemoval {
   readonly #running = new Set<Promise<unknown>>();
+  readonly #retries = new Set<NodeJS.Timeout>();
   #stopping = false;
 
   constructor(
@@ -27,26 +35,44 @@ export class CustomValueRemoval {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  /** Removes the values of the deleted field `key`; resolves when none is left (or another runner has them). */
+  /**
+   * Removes the values of the deleted field `key`; resolves when none is left, when another runner
+   * has them, or when a step failed (it is tried again later).
+   */
   start(tenantId: string, resource: CustomResource, key: string): Promise<void> {
     const run = this.#run(tenantId, resource, key).catch((error: unknown) => {
-      this.log.error({ err: error, tenantId, resource, key }, 'custom field values: removal stopped; it resumes later');
+      this.log.error({ err: error, tenantId, resource, key }, 'custom field values: removal failed; trying again');
+      this.#retryLater(tenantId, resource, key);
     });
     this.#running.add(run);
     void run.finally(() => this.#running.delete(run));
     return run;
   }
 
-  /** Starts every removal left pending (by an instance that stopped mid-way). */
+  /** Runs every removal left pending (by an instance that stopped mid-way), one after the other. */
   async resumeAll(): Promise<void> {
     const pending = await this.db.selectFrom('customFieldRemovals').select(['tenantId', 'resource', 'key']).execute();
-    for (const { tenantId, resource, key } of pending) void this.start(tenantId, resource, key);
+    for (const { tenantId, resource, key } of pending) {
+      if (this.#stopping) return;
+      await this.start(tenantId, resource, key);
+    }
   }
 
   /** Stops after the steps under way: what is left resumes at the next start. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    for (const timer of this.#retries) clearTimeout(timer);
     await Promise.allSettled([...this.#running]);
+  }
+
+  #retryLater(tenantId: string, resource: CustomResource, key: string): void {
+    if (this.#stopping) return;
+    const timer = setTimeout(() => {
+      this.#retries.delete(timer);
+      void this.start(tenantId, resource, key);
+    }, RETRY_MS);
+    timer.unref();
+    this.#retries.add(timer);
   }
 
   async #run(tenantId: string, resource: CustomResource, key: string): Promise<void> {
@@ -57,11 +83,16 @@ export class CustomValueRemoval {
   }
 
   #step(tenantId: string, resource: CustomResource, key: string): Promise<Step> {
-    const table = TABLES[resource];
+    const table = sql.table(TABLES[resource]);
     const removal = sql`tenant_id = ${tenantId} and resource = ${resource} and key = ${key}`;
     return this.db.transaction().execute(async (trx) => {
-      const { rows: pending } = await sql<{ afterCreatedAt: Date | null; afterId: string | null }>`
-        select after_created_at, after_id from custom_field_removals where ${removal}
+      const { rows: pending } = await sql<{
+        afterCreatedAt: Date | null;
+        afterId: string | null;
+        tokenId: string | null;
+        requestId: string | null;
+      }>`
+        select after_created_at, after_id, token_id, request_id from custom_field_removals where ${removal}
         for update skip locked`.execute(trx);
       const position = pending[0];
       if (!position) return 'busy';
@@ -70,15 +101,26 @@ export class CustomValueRemoval {
           ? sql`and (created_at, id) < (${position.afterCreatedAt}, ${position.afterId}::uuid)`
           : sql``;
       const { rows } = await sql<{ id: string; createdAt: Date }>`
-        select id, created_at from ${sql.table(table)}
+        select id, created_at from ${table}
         where tenant_id = ${tenantId} ${after}
         order by created_at desc, id desc
         limit ${BATCH_ROWS}`.execute(trx);
       if (rows.length > 0) {
         await sql`
-          update ${sql.table(table)} set custom = custom - ${key}::text
-          where tenant_id = ${tenantId} and id = any (${rows.map((row) => row.id)}::uuid[])
-            and custom ? ${key}::text`.execute(trx);
+          with locked as (
+            select id as locked_id, custom as old_custom from ${table}
+            where tenant_id = ${tenantId} and id = any (${rows.map((row) => row.id)}::uuid[])
+              and custom ? ${key}::text
+            for update
+          ), written as (
+            update ${table} set custom = custom - ${key}::text, updated_at = clock_timestamp(), version = version + 1
+            from locked where ${table}.id = locked.locked_id
+            returning ${table}.*
+          )
+          insert into events (tenant_id, type, object_id, token_id, request_id, object, previous)
+          select w.tenant_id, ${`${resource}.updated`}, w.id, ${position.tokenId}::uuid, ${position.requestId}::text,
+            to_jsonb(w), jsonb_build_object('custom', l.old_custom)
+          from written as w join locked as l on l.locked_id = w.id`.execute(trx);
       }
       const last = rows.at(-1);
       if (rows.length < BATCH_ROWS || !last) {

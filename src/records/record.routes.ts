@@ -83,7 +83,8 @@ export function registerRecordRoutes<Item extends { _id: string }>(
           `A page of ${resource.path}, newest first unless \`sort\` says otherwise. While more rows exist, the answer ` +
           'carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of ' +
           'rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next ' +
-          'cursor; follow it until the headers are absent.',
+          'cursor; follow it until the headers are absent. Your own fields filter too: `custom.<key>=value` ' +
+          "(equality, the text read as the field's type; a multiselect: contains), several at once.",
         tags,
         querystring: schemas.listQuery,
         response: { 200: schemas.list, ...errorResponses(400, 403) },

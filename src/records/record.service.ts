@@ -13,7 +13,7 @@ import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js
 import { inSavepoint, inTransaction, lockKey, lockKeys, retryingTransient } from '../db/transaction.js';
 import { customFieldPhrases } from '../fields/custom-field.messages.js';
 import type { ResourceCustomFields } from '../fields/custom-field-catalog.js';
-import type { CustomFieldSet } from '../fields/custom-field-set.js';
+import { type CustomFieldSet, CustomValuesRefused } from '../fields/custom-field-set.js';
 import {
   ApiError,
   conflict,
@@ -104,7 +104,10 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   ): Promise<ListedRows<ReturnType<Fields<F, L>['toListItem']>>> {
     const { custom, ...others } = filters as { custom?: readonly [string, string][] };
     const resolved = custom
-      ? { ...others, custom: (await this.customFields.of(handle, tenantId)).filter(new Map(custom)) }
+      ? {
+          ...others,
+          custom: await this.#withCustomFields(handle, tenantId, (fields) => fields.filter(new Map(custom))),
+        }
       : others;
     const { rows, resumeAfter } = await this.store.list(handle, tenantId, this.fields.listSelection, resolved, page);
     return {
@@ -138,8 +141,10 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   }
 
   async create(handle: Db, actor: Actor, input: CreateInput<F>): Promise<Stored<RecordObject<F>>> {
-    const custom = await this.customFields.of(handle, actor.tenantId);
-    return this.insert(handle, actor, this.#valuesOfCreate(actor, input, custom));
+    const values = await this.#withCustomFields(handle, actor.tenantId, (custom) =>
+      this.#valuesOfCreate(actor, input, custom),
+    );
+    return this.insert(handle, actor, values);
   }
 
   /** The values a create stores, defaults included; throws the SPEC §2 error of a rule the input breaks. */
@@ -180,8 +185,14 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       throw validationFailed([{ field: key, message: fieldMessage(key, fieldMessages.upsertKey()) }]);
     }
     const { tenantId } = actor;
-    // The body must be a valid create body (SPEC §13), whichever way it goes.
-    this.#checkStatus(this.#valuesOfCreate(actor, input, await this.customFields.of(handle, tenantId)));
+    // The body must be a valid create body (SPEC §13), whichever way it goes. A conversion's
+    // (`keep`) is Funil's own: checked when it creates, not when it finds the record.
+    if (onExisting === 'update') {
+      const values = await this.#withCustomFields(handle, tenantId, (custom) =>
+        this.#valuesOfCreate(actor, input, custom),
+      );
+      this.#checkStatus(values);
+    }
     const unique = this.uniqueFields.find((field) => field.field === key);
     // A create body is an update body that holds the required fields.
     const changes = input as unknown as UpdateInput<F>;
@@ -269,18 +280,22 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     actor: Actor,
     inputs: readonly (CreateInput<F> | ApiError)[],
   ): Promise<(Upserted<RecordObject<F>> | ApiError)[] | undefined> {
-    const custom = await this.customFields.of(handle, actor.tenantId);
-    const prepared = inputs.map((input) => {
-      if (input instanceof ApiError) return input;
-      try {
-        const values = this.#valuesOfCreate(actor, input, custom);
-        this.#checkStatus(values);
-        return this.fields.toColumns(values);
-      } catch (error) {
-        if (error instanceof ApiError) return error;
-        throw error;
-      }
-    });
+    const prepare = (custom: CustomFieldSet) =>
+      inputs.map((input) => {
+        if (input instanceof ApiError) return input;
+        try {
+          const values = this.#valuesOfCreate(actor, input, custom);
+          this.#checkStatus(values);
+          return this.fields.toColumns(values);
+        } catch (error) {
+          if (error instanceof ApiError) return error;
+          throw error;
+        }
+      });
+    let prepared = prepare(await this.customFields.of(handle, actor.tenantId));
+    if (prepared.some((item) => item instanceof CustomValuesRefused)) {
+      prepared = prepare(await this.customFields.of(handle, actor.tenantId, true));
+    }
     const rows = prepared.filter((values): values is Record<string, unknown> => !(values instanceof ApiError));
     let inserted: StoredRow[];
     const insert = () => this.store.insertMany(handle, actor, rows);
@@ -329,14 +344,13 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     options: WriteOptions,
   ): Promise<Stored<RecordObject<F>>> {
     this.#checkStatus(values);
+    const patch = values.custom as Readonly<Record<string, unknown>> | undefined;
     const changes =
-      values.custom === undefined
+      patch === undefined
         ? values
         : {
             ...values,
-            custom: (await this.customFields.of(handle, actor.tenantId)).forUpdate(
-              values.custom as Readonly<Record<string, unknown>>,
-            ),
+            custom: await this.#withCustomFields(handle, actor.tenantId, (fields) => fields.forUpdate(patch)),
           };
     let row: StoredRow | undefined;
     try {
@@ -346,6 +360,20 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     }
     if (!row) throw notFound(this.notFoundText);
     return this.stored(row);
+  }
+
+  /**
+   * `use` with the tenant's fields as this instance knows them; when they refuse a value, with
+   * the fields read again first: another instance may have just defined the field or its option
+   * (this one's copy lags by up to a few seconds, CustomFieldCatalog).
+   */
+  async #withCustomFields<T>(handle: Db, tenantId: string, use: (fields: CustomFieldSet) => T): Promise<T> {
+    try {
+      return use(await this.customFields.of(handle, tenantId));
+    } catch (error) {
+      if (!(error instanceof CustomValuesRefused)) throw error;
+      return use(await this.customFields.of(handle, tenantId, true));
+    }
   }
 
   /** The name of the lock writers of one upsert key take turns on: tenant, resource, field, value. */
@@ -363,7 +391,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       // Definitions changed since this instance read them (another instance's change): read them again next time.
       this.customFields.forget(tenantId);
       const field = `custom.${checkViolationColumn(error) ?? ''}`;
-      return validationFailed([{ field, message: fieldMessage(field, customFieldPhrases.notDefined()) }]);
+      return validationFailed([{ field, message: fieldMessage(field, customFieldPhrases.notDefinedNow()) }]);
     }
     const unique = this.uniqueFields.find((field) => isUniqueViolation(error, field.constraint));
     if (!unique || values[unique.field] == null) return error;

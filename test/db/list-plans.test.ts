@@ -156,7 +156,12 @@ describeEachBackend('list queries are answered in index order, without a sort (S
     });
   }
 
-  for (const [resource, keys, serviceOn] of lists) {
+  // With a scan bound far below the tenant's rows, as the embedded database runs large tenants.
+  const bounded = [
+    ['leads', LEAD_SORT_KEYS, (db: Db) => new LeadService(db, DEFAULT_LEAD_STATUSES, { scanRows: 1_000 })],
+    ['customers', CUSTOMER_SORT_KEYS, (db: Db) => new CustomerService(db, 1_000)],
+  ] as const;
+  for (const [resource, keys, serviceOn] of bounded) {
     it(`filters ${resource} by custom fields through the GIN index that starts with the tenant (SPEC §16)`, async () => {
       const recorded = ctx.db.withPlugin(recorder);
       searcher ??= await bigTenant();

@@ -66,6 +66,7 @@ describeEachBackend('list filters by custom fields (SPEC §16)', (ctx) => {
       ['custom.since=2020-01-31', ['a']],
       ['custom.called=2026-11-24T07:00:00-03:00', ['a']],
       ['custom.tier=gold', ['a', 'b']],
+      ['custom.tier=%20gold%20', ['a', 'b']],
       ['custom.tier=bronze', []],
       ['custom.products=crm', ['a', 'c']],
       ['custom.products=erp', ['a', 'b']],

@@ -50,6 +50,26 @@ describeEachBackend('deleting a custom field removes its values (SPEC §16)', (c
     const [lead] = (await ctx.request('GET', `${API}/leads?limit=1`, { token: tenant.token })).body;
     const read = await ctx.request('GET', `${API}/leads/${lead._id}`, { token: tenant.token });
     assert.deepEqual(read.body.custom, { size: 1 });
+    // Each record changed like any other (SPEC §14): a new version, a new updatedAt, an event by the deleting token.
+    assert.notEqual(read.body.updatedAt, read.body.createdAt);
+    assert.equal(read.headers.etag, '"2"');
+    const history = await ctx.request('GET', `${API}/events?objectId=${lead._id}`, { token: tenant.token });
+    assert.deepEqual(
+      history.body.map(
+        (event: { type: string; actor: object; data: { changedFields: string[]; previous: object } }) => [
+          event.type,
+          event.actor,
+          event.data.changedFields,
+          event.data.previous,
+        ],
+      ),
+      [['lead.updated', { tokenId: tenant.tokenId }, ['custom.campaign'], { 'custom.campaign': 'bf' }]],
+    );
+    const { rows } = await sql<{ count: number }>`
+      select count(*)::int as count from events where tenant_id = ${tenant.id} and type = 'lead.updated'`.execute(
+      ctx.db,
+    );
+    assert.equal(rows[0]?.count, 2_500);
   });
 
   it('a removal left half-way (a crash) finishes when removals resume; until then the key is a 409', async () => {

@@ -274,6 +274,19 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
     });
     assert.equal(created.status, 201, created.text);
     assert.deepEqual(created.body.custom, { constructor: 1, prototype: 'p' });
+    // Required and left out: missing, not Object.prototype.constructor.
+    await ctx.request('PUT', `${API}/fields/lead/constructor`, { token: tenant.token, body: { required: true } });
+    const without = await ctx.request('POST', `${API}/leads`, {
+      token: tenant.token,
+      body: leadBody({ prototype: 'p' }),
+    });
+    assertError(without, 400, 'validation_failed', { details: true });
+    assert.equal(without.body.details[0].field, 'custom.constructor');
+    const cleared = await ctx.request('PUT', `${API}/leads/${created.body._id}`, {
+      token: tenant.token,
+      body: { custom: { constructor: null } },
+    });
+    assertError(cleared, 400, 'validation_failed', { details: true });
     const refused = await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: leadBody({ toString: 1 }) });
     assertError(refused, 400, 'validation_failed', { details: true });
     const polluted = await ctx.request('POST', `${API}/leads`, {
@@ -295,6 +308,14 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
     const converted = await ctx.request('POST', url, { token: tenant.token, body: { custom: { plan: 'pro' } } });
     assert.equal(converted.status, 201, converted.text);
     assert.deepEqual(converted.body.customer.custom, { plan: 'pro' });
+    // A lead whose customer exists is linked to it: nothing is created, so nothing is required.
+    const twin = await ctx.request('POST', `${API}/leads`, {
+      token: tenant.token,
+      body: { name: 'Twin', email: lead.body.email },
+    });
+    const linked = await ctx.request('POST', `${API}/leads/${twin.body._id}/convert`, { token: tenant.token });
+    assert.equal(linked.status, 200, linked.text);
+    assert.equal(linked.body.customer._id, converted.body.customer._id);
   });
 
   it('the database refuses a value of an undefined field or of another JSON type, whoever writes it', async () => {
@@ -339,5 +360,16 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
     );
     const read = await ctx.request('GET', `${API}/leads/${warm.object._id}`, { token: tenant.token });
     assert.deepEqual(read.body.custom, {});
+    // A field defined meanwhile on "this" instance: the other one reads its definitions again rather than refuse it.
+    await define(ctx, tenant, fieldBody('fresh', { type: 'select', options: ['a'] }));
+    const created = await elsewhere.create(ctx.db, actor, {
+      name: 'New',
+      email: 'n@example.com',
+      custom: { fresh: 'a' },
+    });
+    assert.deepEqual(created.object.custom, { fresh: 'a' });
+    await ctx.request('PUT', `${API}/fields/lead/fresh`, { token: tenant.token, body: { options: ['a', 'b'] } });
+    const updated = await elsewhere.update(ctx.db, actor, created.object._id, { custom: { fresh: 'b' } });
+    assert.deepEqual(updated.object.custom, { fresh: 'b' });
   });
 });

@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * List leads
-         * @description A page of leads, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next cursor; follow it until the headers are absent.
+         * @description A page of leads, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next cursor; follow it until the headers are absent. Your own fields filter too: `custom.<key>=value` (equality, the text read as the field's type; a multiselect: contains), several at once.
          *
          *     Needs the scope `leads:read`.
          */
@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * List customers
-         * @description A page of customers, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next cursor; follow it until the headers are absent.
+         * @description A page of customers, newest first unless `sort` says otherwise. While more rows exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor`. A filtered page reads a bounded number of rows (FUNIL_LIST_SCAN_ROWS): it may hold fewer items than `limit`, even none, and still carry the next cursor; follow it until the headers are absent. Your own fields filter too: `custom.<key>=value` (equality, the text read as the field's type; a multiselect: contains), several at once.
          *
          *     Needs the scope `customers:read`.
          */
@@ -7018,7 +7018,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description `lead` or `customer`. */
-                resource: string;
+                resource: "lead" | "customer";
                 /** @description The field's key. */
                 key: string;
             };
@@ -7235,7 +7235,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description `lead` or `customer`. */
-                resource: string;
+                resource: "lead" | "customer";
                 /** @description The field's key. */
                 key: string;
             };
@@ -7579,7 +7579,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description `lead` or `customer`. */
-                resource: string;
+                resource: "lead" | "customer";
                 /** @description The field's key. */
                 key: string;
             };

@@ -1,6 +1,16 @@
 import { type Kysely, sql } from 'kysely';
 import { tokenScopes } from '../migration-helpers.js';
 
+/** The scopes a token could hold before this migration (frozen: later ones add their own). */
+const SCOPES_BEFORE = [
+  'leads:read',
+  'leads:write',
+  'customers:read',
+  'customers:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+
 /**
  * SPEC §16: each tenant's own fields on leads and customers.
  *
@@ -13,20 +23,12 @@ import { tokenScopes } from '../migration-helpers.js';
  * The rules the application checks in full (types, options, required) are backed here by a
  * trigger for what must hold even for a writer whose definitions are out of date (another
  * instance's cache): each value it writes belongs to a defined field, with that field's JSON
- * type. The trigger also takes a key-share lock on the definitions a write uses, so that deleting
- * a definition waits for writes of it in flight: once the deletion commits, no record can gain a
- * value of it, and the removal that follows misses none.
+ * type. The trigger also holds a shared advisory lock on each field a write sets, until the write
+ * commits; deleting a definition takes that lock exclusively (CustomFieldService), so it waits for
+ * writes of the field in flight: once the deletion commits, no record can gain a value of it, and
+ * the removal that follows misses none. (An advisory lock, not a row lock on the definition: that
+ * would write to the definition's row on every such write.)
  */
-/** The scopes a token could hold before this migration (frozen: later ones add their own). */
-const SCOPES_BEFORE = [
-  'leads:read',
-  'leads:write',
-  'customers:read',
-  'customers:write',
-  'webhooks:read',
-  'webhooks:write',
-] as const;
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   await tokenScopes(db, [...SCOPES_BEFORE, 'fields:write']);
   await sql`
@@ -51,6 +53,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       key text not null,
       after_created_at timestamptz(3),
       after_id uuid,
+      token_id uuid,
+      request_id text,
       created_at timestamptz(3) not null default now(),
       primary key (tenant_id, resource, key)
     )`.execute(db);
@@ -67,9 +71,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       if cardinality(written) = 0 then
         return new;
       end if;
-      perform 1 from custom_fields as field
-        where field.tenant_id = new.tenant_id and field.resource = target and field.key = any (written)
-        for key share;
+      -- The lock CustomFieldRepository.delete takes exclusively (fieldLockName), in one order.
+      perform pg_advisory_xact_lock_shared(hash)
+        from (select hashtextextended(new.tenant_id::text || '|custom-field|' || target || '|' || key, 0) as hash
+              from unnest(written) as key order by 1) as locks;
       select entry.key into refused
         from jsonb_each(new.custom) as entry
         left join custom_fields as field
