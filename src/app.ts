@@ -30,6 +30,7 @@ import { capTenantConcurrency, defaultTenantConcurrency } from './http/tenant-sh
 import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
+import { personalDataRoutes } from './privacy/personal-data.routes.js';
 import { webhookRoutes } from './webhooks/webhook.routes.js';
 
 export const EXTERNAL_PREFIX = '/api/external/v1';
@@ -149,6 +150,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       });
       await external.register(eventRoutes, { db: database.db, config });
       await external.register(webhookRoutes, { database, config });
+      await external.register(personalDataRoutes, { db: database.db, config });
     },
     { prefix: EXTERNAL_PREFIX },
   );

@@ -6,6 +6,8 @@ export const SCOPES = [
   'webhooks:read',
   'webhooks:write',
   'fields:write',
+  'privacy:read',
+  'privacy:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -10,6 +10,7 @@ import * as externalIds from './migrations/2026-11-24T1300-external-ids.js';
 import * as events from './migrations/2026-11-24T1400-events.js';
 import * as webhooks from './migrations/2026-11-24T1500-webhooks.js';
 import * as customFields from './migrations/2026-11-25T1000-custom-fields.js';
+import * as personalData from './migrations/2026-11-25T1100-personal-data.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24T1400-events': events,
   '2026-11-24T1500-webhooks': webhooks,
   '2026-11-25T1000-custom-fields': customFields,
+  '2026-11-25T1100-personal-data': personalData,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

@@ -320,6 +320,25 @@ export class RecordStore {
   }
 
   /**
+   * Deletes a record on its person's request (SPEC §17), with a `<family>.deleted` event that holds
+   * only its id and `reason: erasure`, in one statement; false when the tenant has no such record.
+   */
+  async erase(handle: Db, change: Change, id: string): Promise<boolean> {
+    const { table, events } = this.#options;
+    const { rows } = await sql<{ id: string }>`
+      with written as (
+        delete from ${sql.table(table)} where tenant_id = ${change.tenantId} and id = ${id} returning tenant_id, id
+      ), event as (
+        insert into events (tenant_id, type, object_id, token_id, request_id, object, previous, reason)
+        select tenant_id, ${`${events}.deleted`}, id, ${change.tokenId ?? null}::uuid, ${change.requestId ?? null}::text,
+          jsonb_build_object('id', id), '{}'::jsonb, 'erasure'
+        from written
+      )
+      select id from written`.execute(handle);
+    return rows.length > 0;
+  }
+
+  /**
    * The one place lists are queried: the tenant, the filters, then a keyset page (SPEC §6). Rows
    * keep the names the SQL gives them (see rowsAsNamed). With `scanRows` set, a filtered page of a
    * tenant with more rows than that reads at most that many (scanWindowPage), unless a narrow

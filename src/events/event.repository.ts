@@ -20,6 +20,10 @@ export interface EventRow {
   readonly object: Readonly<Record<string, unknown>>;
   /** The former values of the columns that changed, by camelCase name. */
   readonly previous: Readonly<Record<string, unknown>>;
+  /** An erasure left only the record's id (SPEC §17). */
+  readonly redacted: boolean;
+  /** Why a record was deleted, when not by a delete: `erasure` (SPEC §17). */
+  readonly reason: string | null;
 }
 
 export interface FeedQuery {
@@ -44,7 +48,7 @@ export class EventRepository {
     const after = query.after ? sql`and (xid, seq) > (${query.after.xid}::xid8, ${query.after.seq}::bigint)` : sql``;
     const object = query.objectId ? sql`and object_id = ${query.objectId}` : sql``;
     const { rows } = await sql<EventRow>`
-      select xid::text as xid, seq::text as seq, type, object_id, occurred_at, token_id, request_id, object, previous
+      select ${EVENT_SELECTION}
       from events
       where tenant_id = ${tenantId}
         ${after}
@@ -54,7 +58,7 @@ export class EventRepository {
       -- The table's columns, not the text of them the select list names alike.
       order by events.xid, events.seq
       limit ${query.limit}`.execute(this.db);
-    return rows.map((row) => ({ ...row, object: camelKeys(row.object), previous: camelKeys(row.previous) }));
+    return rows.map(eventRowOf);
   }
 
   /** The position of the newest event retention has removed, if any (an older `after` is a 410). */
@@ -94,6 +98,16 @@ export class EventRepository {
 export function notAfter(a: Position, b: Position): boolean {
   const [ax, bx] = [BigInt(a.xid), BigInt(b.xid)];
   return ax < bx || (ax === bx && BigInt(a.seq) <= BigInt(b.seq));
+}
+
+/** The columns of an EventRow, as a select list of `events`. */
+export const EVENT_SELECTION = sql.raw(
+  'xid::text as xid, seq::text as seq, type, object_id, occurred_at, token_id, request_id, object, previous, redacted, reason',
+);
+
+/** An event row as read through Kysely, its object's columns renamed as the app names them. */
+export function eventRowOf(row: EventRow): EventRow {
+  return { ...row, object: camelKeys(row.object), previous: camelKeys(row.previous) };
 }
 
 /**

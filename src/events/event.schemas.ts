@@ -31,6 +31,12 @@ export const EventListQuery = Type.Object(
 );
 export type EventListQuery = Static<typeof EventListQuery>;
 
+/** What an erasure leaves of a record in its events (SPEC §17). */
+const IdOnly = Type.Object(
+  { _id: Uuid },
+  { additionalProperties: false, description: 'An erased record: its id only.' },
+);
+
 /** SPEC §14's event, `object` being the full lead or customer object of the app. */
 export function eventSchemas(lead: TSchema, customer: TSchema) {
   const Event = Type.Object(
@@ -44,17 +50,29 @@ export function eventSchemas(lead: TSchema, customer: TSchema) {
         { additionalProperties: false },
       ),
       requestId: Nullable(Type.String({ description: 'The X-Request-Id of the request that made the change.' })),
+      reason: Type.Optional(
+        Type.Literal('erasure', {
+          description: 'On a `*.deleted` event: the record was erased on request (SPEC §17); `object` is only `{_id}`.',
+        }),
+      ),
+      redacted: Type.Optional(
+        Type.Literal(true, {
+          description: 'An erasure (SPEC §17) redacted this event: `object` is only `{_id}`, `previous` is null.',
+        }),
+      ),
       data: Type.Object(
         {
-          object: Type.Union([lead, customer], {
-            description: 'The full object after the change (before it, for a delete).',
+          object: Type.Union([lead, customer, IdOnly], {
+            description: 'The full object after the change (before it, for a delete); only `{_id}` once erased.',
           }),
           changedFields: Type.Array(Type.String(), {
             description: 'The fields the change changed; [] on create and delete.',
           }),
-          previous: Type.Record(Type.String(), Type.Unknown(), {
-            description: 'The former value of each changed field.',
-          }),
+          previous: Nullable(
+            Type.Record(Type.String(), Type.Unknown(), {
+              description: 'The former value of each changed field; null once redacted.',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),

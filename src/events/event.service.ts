@@ -27,7 +27,11 @@ export interface ApiEvent {
   tenant: string;
   actor: { tokenId: string | null };
   requestId: string | null;
-  data: { object: Record<string, unknown>; changedFields: string[]; previous: Record<string, unknown> };
+  /** Why a record was deleted, when not by a delete (SPEC §17: `erasure`). */
+  reason?: string;
+  /** An erasure redacted it: `object` holds only `_id`, `previous` is null (SPEC §17). */
+  redacted?: true;
+  data: { object: Record<string, unknown>; changedFields: string[]; previous: Record<string, unknown> | null };
 }
 
 export interface FeedRequest {
@@ -78,6 +82,20 @@ export class EventService {
 
   /** An event as the feed and webhooks show it. */
   render(tenantId: string, row: EventRow): ApiEvent {
+    const head = {
+      id: idOf(row),
+      type: row.type,
+      occurredAt: row.occurredAt.toISOString(),
+      tenant: tenantId,
+      actor: { tokenId: row.tokenId },
+      requestId: row.requestId,
+      ...(row.reason === null ? {} : { reason: row.reason }),
+    };
+    // What an erasure leaves (SPEC §17): the record's id, and that something happened to it.
+    if (row.redacted)
+      return { ...head, redacted: true, data: { object: { _id: row.objectId }, changedFields: [], previous: null } };
+    if (row.reason === 'erasure')
+      return { ...head, data: { object: { _id: row.objectId }, changedFields: [], previous: {} } };
     const fields = this.fields[familyOf(row.type)];
     const object = fields.toObject(row.object as StoredRow);
     const former: Record<string, unknown> = {};
@@ -93,15 +111,7 @@ export class EventService {
     });
     const changedFields = changes.map(([field]) => field);
     const previous = Object.fromEntries(changes);
-    return {
-      id: idOf(row),
-      type: row.type,
-      occurredAt: row.occurredAt.toISOString(),
-      tenant: tenantId,
-      actor: { tokenId: row.tokenId },
-      requestId: row.requestId,
-      data: { object, changedFields, previous },
-    };
+    return { ...head, data: { object, changedFields, previous } };
   }
 }
 

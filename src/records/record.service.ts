@@ -133,6 +133,19 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     if (!deleted) throw notFound(this.notFoundText);
   }
 
+  /**
+   * SPEC §17: deletes the record on its person's request, with an erasure event that holds only
+   * its id, in one transaction with the record locked; `redact` runs first in it (the record's
+   * history, wherever it is kept). False when the tenant has no such record.
+   */
+  erase(handle: Db, actor: Actor, id: string, redact: (trx: Db) => Promise<void>): Promise<boolean> {
+    return this.transaction(handle, async (trx) => {
+      if (!(await this.store.findForUpdate(trx, actor.tenantId, id))) return false;
+      await redact(trx);
+      return this.store.erase(trx, actor, id);
+    });
+  }
+
   /** The writable fields of an update body; none at all is a 400 (SPEC §3). */
   protected changesOf(input: Readonly<Record<string, unknown>>) {
     const changes = this.fields.writableOf(input);

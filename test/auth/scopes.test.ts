@@ -32,6 +32,13 @@ const ROUTE_OF: Record<Scope, Probe> = {
   'webhooks:write': { method: 'DELETE', url: `${API}/webhooks/01890000-0000-7000-8000-000000000000`, success: 404 },
   // Past the scope check, a field that does not exist (creating one would make the next probe a 409).
   'fields:write': { method: 'DELETE', url: `${API}/fields/lead/not_defined`, success: 404 },
+  'privacy:read': { method: 'GET', url: `${API}/personal-data?email=nobody@example.com`, success: 200 },
+  'privacy:write': {
+    method: 'POST',
+    url: `${API}/personal-data/erase`,
+    body: { email: 'nobody@example.com' },
+    success: 200,
+  },
 };
 
 describeEachBackend('token scopes', (ctx) => {

@@ -38,6 +38,8 @@ const EXTERNAL_OPERATIONS = [
   'get /fields/{resource}/{key} getCustomField ',
   'put /fields/{resource}/{key} updateCustomField fields:write',
   'delete /fields/{resource}/{key} deleteCustomField fields:write',
+  'get /personal-data getPersonalData privacy:read',
+  'post /personal-data/erase erasePersonalData privacy:write',
 ];
 
 function operations(document: Json): [string, string, Json][] {

@@ -207,5 +207,39 @@ for (const backend of ['pglite', 'postgres'] as const) {
       // Not even a fragment of a token: its random part never appears.
       for (const secret of [token, secondToken]) assert.ok(!everything.includes(secret.slice(4, 20)));
     });
+
+    it('never logs a query string: no searched text, e-mail or external id (SPEC §17)', async () => {
+      const person = 'pessoa-qs-4b1d@example.com';
+      const searched = 'busca-qs-9e2c';
+      const external = 'ext-qs-77aa';
+      const queries: Array<[string, number]> = [
+        [`${API}/leads?q=${searched}&email=${person}&externalId=${external}`, 200],
+        [`${API}/customers?q=${searched}&email=${encodeURIComponent(person)}&externalId=${external}`, 200],
+        [`${API}/leads?limit=${searched}`, 400],
+        [`${API}/leads?custom.${searched}=${external}`, 400],
+        [`${API}/leads/not-a-uuid?email=${person}`, 404],
+        [`${API}/personal-data?email=${person}`, 200],
+        [`${API}/events?objectId=${searched}`, 400],
+        [`/nope?email=${person}`, 404],
+      ];
+      const from = lines.length;
+      for (const [url, status] of queries) {
+        const { res, produced } = await logged({ method: 'GET', url, headers: bearer(token) });
+        assert.equal(res.statusCode, status, `${url}: ${res.body}`);
+        assert.equal(produced.length, 1);
+        assert.ok(!String(produced[0].route).includes('?'), produced[0].route);
+      }
+      const erased = await logged({
+        method: 'POST',
+        url: `${API}/personal-data/erase`,
+        headers: { ...bearer(token), ...json },
+        payload: JSON.stringify({ email: person }),
+      });
+      assert.equal(erased.res.statusCode, 200);
+      const written = lines.slice(from).join('');
+      for (const value of [person, searched, external, 'pessoa-qs']) {
+        assert.ok(!written.includes(value), `the log contains ${value}`);
+      }
+    });
   });
 }

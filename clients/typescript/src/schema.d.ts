@@ -460,6 +460,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/personal-data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything the tenant holds about an e-mail address
+         * @description For a person's access request (LGPD art. 18, GDPR art. 15): the leads and customers with this e-mail and their history.
+         *
+         *     Needs the scope `privacy:read`.
+         */
+        get: operations["getPersonalData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/personal-data/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase everything the tenant holds about an e-mail address
+         * @description For a person's erasure request (LGPD art. 18, GDPR art. 17): deletes the leads and customers with this e-mail, each with a `*.deleted` event that holds only its id and `reason: "erasure"` (webhooks tell the subscribers); redacts the earlier events of those records and of any record that held the e-mail (only the record id stays, `redacted: true`), the stored payloads of their webhook deliveries, and the answers kept for Idempotency-Key replays that show them. Repeating it is harmless (zeros).
+         *
+         *     Needs the scope `privacy:write`.
+         */
+        post: operations["erasePersonalData"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -7921,8 +7965,18 @@ export interface operations {
                         };
                         /** @description The X-Request-Id of the request that made the change. */
                         requestId: string | null;
+                        /**
+                         * @description On a `*.deleted` event: the record was erased on request (SPEC §17); `object` is only `{_id}`.
+                         * @enum {string}
+                         */
+                        reason?: "erasure";
+                        /**
+                         * @description An erasure (SPEC §17) redacted this event: `object` is only `{_id}`, `previous` is null.
+                         * @enum {boolean}
+                         */
+                        redacted?: true;
                         data: {
-                            /** @description The full object after the change (before it, for a delete). */
+                            /** @description The full object after the change (before it, for a delete); only `{_id}` once erased. */
                             object: {
                                 /** Format: uuid */
                                 _id: string;
@@ -8015,13 +8069,16 @@ export interface operations {
                                  * @example 2026-11-21T10:00:00.000Z
                                  */
                                 updatedAt: string;
+                            } | {
+                                /** Format: uuid */
+                                _id: string;
                             };
                             /** @description The fields the change changed; [] on create and delete. */
                             changedFields: string[];
-                            /** @description The former value of each changed field. */
+                            /** @description The former value of each changed field; null once redacted. */
                             previous: {
                                 [key: string]: unknown;
-                            };
+                            } | null;
                         };
                     }[];
                 };
@@ -10693,6 +10750,769 @@ export interface operations {
             };
             /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
             409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getPersonalData: {
+        parameters: {
+            query: {
+                /**
+                 * @description The person's e-mail address, any case.
+                 * @example maria@example.com
+                 */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @description The leads with this e-mail, full objects, oldest first. */
+                        leads: {
+                            /** Format: uuid */
+                            _id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            source: string | null;
+                            status: string;
+                            score: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            lastContact: string | null;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The customer this lead was converted to (SPEC §13).
+                             */
+                            customerId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
+                            /** Format: uuid */
+                            tenant: string;
+                            /** Format: uuid */
+                            createdBy: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        /** @description The customers with this e-mail, full objects. */
+                        customers: {
+                            /** Format: uuid */
+                            _id: string;
+                            /**
+                             * Format: uuid
+                             * @description Same value as _id.
+                             */
+                            id: string;
+                            firstName: string | null;
+                            lastName: string | null;
+                            name: string;
+                            email: string;
+                            phone: string | null;
+                            status: string;
+                            type: string;
+                            value: number;
+                            autoPayment: boolean;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        /** @description The events of those records, and of any record that held this e-mail before or after a change (one deleted since, or whose e-mail changed), in feed order, as long as events are kept. */
+                        events: {
+                            /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
+                            id: string;
+                            /** @enum {string} */
+                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            occurredAt: string;
+                            /** Format: uuid */
+                            tenant: string;
+                            actor: {
+                                /**
+                                 * Format: uuid
+                                 * @description The token that made the change.
+                                 */
+                                tokenId: string | null;
+                            };
+                            /** @description The X-Request-Id of the request that made the change. */
+                            requestId: string | null;
+                            /**
+                             * @description On a `*.deleted` event: the record was erased on request (SPEC §17); `object` is only `{_id}`.
+                             * @enum {string}
+                             */
+                            reason?: "erasure";
+                            /**
+                             * @description An erasure (SPEC §17) redacted this event: `object` is only `{_id}`, `previous` is null.
+                             * @enum {boolean}
+                             */
+                            redacted?: true;
+                            data: {
+                                /** @description The full object after the change (before it, for a delete); only `{_id}` once erased. */
+                                object: {
+                                    /** Format: uuid */
+                                    _id: string;
+                                    name: string;
+                                    email: string | null;
+                                    phone: string | null;
+                                    source: string | null;
+                                    status: string;
+                                    score: number;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    lastContact: string | null;
+                                    notes: string | null;
+                                    externalId: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description The customer this lead was converted to (SPEC §13).
+                                     */
+                                    customerId: string | null;
+                                    /**
+                                     * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                                     * @example {
+                                     *       "utm_source": "google",
+                                     *       "employees": 40,
+                                     *       "interests": [
+                                     *         "crm",
+                                     *         "erp"
+                                     *       ]
+                                     *     }
+                                     */
+                                    custom: {
+                                        [key: string]: string | number | boolean | string[];
+                                    };
+                                    /** Format: uuid */
+                                    tenant: string;
+                                    /** Format: uuid */
+                                    createdBy: string;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    updatedAt: string;
+                                } | {
+                                    /** Format: uuid */
+                                    _id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Same value as _id.
+                                     */
+                                    id: string;
+                                    firstName: string | null;
+                                    lastName: string | null;
+                                    name: string;
+                                    email: string;
+                                    phone: string | null;
+                                    status: string;
+                                    type: string;
+                                    value: number;
+                                    autoPayment: boolean;
+                                    notes: string | null;
+                                    externalId: string | null;
+                                    /**
+                                     * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                                     * @example {
+                                     *       "utm_source": "google",
+                                     *       "employees": 40,
+                                     *       "interests": [
+                                     *         "crm",
+                                     *         "erp"
+                                     *       ]
+                                     *     }
+                                     */
+                                    custom: {
+                                        [key: string]: string | number | boolean | string[];
+                                    };
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    updatedAt: string;
+                                } | {
+                                    /** Format: uuid */
+                                    _id: string;
+                                };
+                                /** @description The fields the change changed; [] on create and delete. */
+                                changedFields: string[];
+                                /** @description The former value of each changed field; null once redacted. */
+                                previous: {
+                                    [key: string]: unknown;
+                                } | null;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    erasePersonalData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description The person's e-mail address, any case.
+                     * @example maria@example.com
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Leads deleted. */
+                        leads: number;
+                        /** @description Customers deleted. */
+                        customers: number;
+                        /** @description Earlier events redacted (each now holds only its record id). */
+                        events: number;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;

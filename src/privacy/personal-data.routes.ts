@@ -1,0 +1,82 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from '../config.js';
+import { customerFields } from '../customers/customer.fields.js';
+import { Customer } from '../customers/customer.schemas.js';
+import { CustomerService } from '../customers/customer.service.js';
+import type { Db } from '../db/database.js';
+import { EventRepository } from '../events/event.repository.js';
+import { eventSchemas } from '../events/event.schemas.js';
+import { EventService } from '../events/event.service.js';
+import { actorOf, principalOf } from '../http/authenticate.js';
+import { errorResponses } from '../http/schemas.js';
+import { leadFields } from '../leads/lead.fields.js';
+import { LeadService } from '../leads/lead.service.js';
+import { PersonalDataRepository } from './personal-data.repository.js';
+import { ErasureAnswer, ErasureRequest, PersonalDataQuery, personalDataAnswer } from './personal-data.schemas.js';
+import { PersonalDataService } from './personal-data.service.js';
+
+interface PersonalDataRoutesOptions {
+  db: Db;
+  config: Config;
+}
+
+const tags = ['personal data'];
+
+/** SPEC §17: what a tenant holds about a person, and its erasure (LGPD art. 18, GDPR art. 15 and 17). */
+export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> = async (app, { db, config }) => {
+  const fields = leadFields(config.leadStatuses);
+  const customers = new CustomerService(db);
+  const service = new PersonalDataService(
+    db,
+    new LeadService(db, config.leadStatuses, { fields, customers }),
+    customers,
+    new EventService(new EventRepository(db), { lead: fields, customer: customerFields }),
+    new PersonalDataRepository(),
+  );
+  const { EventList } = eventSchemas(fields.schemas.object, Customer);
+
+  app.get(
+    '/personal-data',
+    {
+      schema: {
+        operationId: 'getPersonalData',
+        summary: 'Everything the tenant holds about an e-mail address',
+        description:
+          "For a person's access request (LGPD art. 18, GDPR art. 15): the leads and customers with this e-mail and " +
+          'their history.',
+        tags,
+        querystring: PersonalDataQuery,
+        response: { 200: personalDataAnswer(fields.schemas.object, Customer, EventList), ...errorResponses(400, 403) },
+      },
+      config: { scope: 'privacy:read' },
+    },
+    async (request) => {
+      const { email } = request.query as { email: string };
+      return service.access(principalOf(request).tenantId, email);
+    },
+  );
+
+  app.post(
+    '/personal-data/erase',
+    {
+      schema: {
+        operationId: 'erasePersonalData',
+        summary: 'Erase everything the tenant holds about an e-mail address',
+        description:
+          "For a person's erasure request (LGPD art. 18, GDPR art. 17): deletes the leads and customers with this " +
+          'e-mail, each with a `*.deleted` event that holds only its id and `reason: "erasure"` (webhooks tell the ' +
+          'subscribers); redacts the earlier events of those records and of any record that held the e-mail (only the ' +
+          'record id stays, `redacted: true`), the stored payloads of their webhook deliveries, and the answers kept ' +
+          'for Idempotency-Key replays that show them. Repeating it is harmless (zeros).',
+        tags,
+        body: ErasureRequest,
+        response: { 200: ErasureAnswer, ...errorResponses(400, 403, 413, 415) },
+      },
+      config: { scope: 'privacy:write' },
+    },
+    async (request) => {
+      const { email } = request.body as { email: string };
+      return service.erase(actorOf(request), email);
+    },
+  );
+};

@@ -1,0 +1,97 @@
+import type { CustomerObject, CustomerService } from '../customers/customer.service.js';
+import type { Db } from '../db/database.js';
+import { inTransaction } from '../db/transaction.js';
+import type { EventRow } from '../events/event.repository.js';
+import type { ApiEvent, EventService } from '../events/event.service.js';
+import type { LeadObject, LeadService } from '../leads/lead.service.js';
+import type { Actor } from '../records/record.service.js';
+import type { PersonalDataRepository } from './personal-data.repository.js';
+
+/** Everything a tenant holds about one e-mail address (SPEC §17). */
+export interface PersonalData {
+  email: string;
+  leads: LeadObject[];
+  customers: CustomerObject[];
+  events: ApiEvent[];
+}
+
+/** What an erasure did: records deleted, earlier events redacted. */
+export interface Erasure {
+  leads: number;
+  customers: number;
+  events: number;
+}
+
+/**
+ * SPEC §17: access to and erasure of one person's data in a tenant, found by e-mail. An erasure
+ * takes each record in a transaction of its own — the record locked, its history and that of
+ * every record that held the e-mail redacted (events, the payloads of their webhook deliveries,
+ * answers kept for Idempotency-Key replays), then the record deleted with an erasure event —
+ * and then redacts what is left elsewhere (events of records deleted before, or whose e-mail
+ * changed since). Repeating it finds nothing more to do.
+ */
+export class PersonalDataService {
+  constructor(
+    private readonly db: Db,
+    private readonly leads: LeadService,
+    private readonly customers: CustomerService,
+    private readonly events: EventService,
+    private readonly repository: PersonalDataRepository,
+  ) {}
+
+  async access(tenantId: string, email: string): Promise<PersonalData> {
+    const { db, repository } = this;
+    const [leadIds, customerIds] = await Promise.all([
+      repository.recordIds(db, tenantId, 'leads', email),
+      repository.recordIds(db, tenantId, 'customers', email),
+    ]);
+    const [leads, customers, events] = await Promise.all([
+      Promise.all(leadIds.map((id) => this.leads.lookup(db, tenantId, id))),
+      Promise.all(customerIds.map((id) => this.customers.lookup(db, tenantId, id))),
+      repository.events(db, tenantId, [...leadIds, ...customerIds], email),
+    ]);
+    return {
+      email,
+      leads: leads.flatMap((stored) => (stored ? [stored.object] : [])),
+      customers: customers.flatMap((stored) => (stored ? [stored.object] : [])),
+      events: events.map((row) => this.events.render(tenantId, row)),
+    };
+  }
+
+  async erase(actor: Actor, email: string): Promise<Erasure> {
+    const { db, repository } = this;
+    const { tenantId } = actor;
+    const erasure: Erasure = { leads: 0, customers: 0, events: 0 };
+    for (const [table, service] of [
+      ['leads', this.leads],
+      ['customers', this.customers],
+    ] as const) {
+      for (const id of await repository.recordIds(db, tenantId, table, email)) {
+        const erased = await service.erase(db, actor, id, async (trx) => {
+          erasure.events += await this.#redact(trx, tenantId, [id], email);
+        });
+        if (erased) erasure[table] += 1;
+      }
+    }
+    erasure.events += await inTransaction(db, (trx) => this.#redact(trx, tenantId, [], email));
+    return erasure;
+  }
+
+  /** Redacts the events about these records or this e-mail, their deliveries' payloads and kept answers; answers how many events. */
+  async #redact(trx: Db, tenantId: string, recordIds: readonly string[], email: string): Promise<number> {
+    const redacted = await this.repository.redactEvents(trx, tenantId, recordIds, email);
+    await this.repository.redactDeliveries(trx, tenantId, this.#payloads(tenantId, redacted));
+    await this.repository.forgetAnswers(trx, tenantId, [...recordIds, email]);
+    return redacted.length;
+  }
+
+  /** Each event's JSON as webhooks send it, by event id. */
+  #payloads(tenantId: string, rows: readonly EventRow[]): Map<string, string> {
+    return new Map(
+      rows.map((row) => {
+        const event = this.events.render(tenantId, row);
+        return [event.id, JSON.stringify(event)];
+      }),
+    );
+  }
+}
