@@ -2,6 +2,16 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { EVENT_SELECTION, type EventRow, eventRowOf } from '../events/event.repository.js';
 
+/**
+ * Whose events hold a person's data: records whose whole history is theirs (they hold the e-mail
+ * now, or held it when deleted), and records that held it once and hold another now (only the
+ * events that show it are theirs).
+ */
+export interface Histories {
+  readonly whole: readonly string[];
+  readonly mentioning: readonly string[];
+}
+
 /** Where a person's data is found besides the records themselves (SPEC §17): every statement takes the tenant first. */
 export class PersonalDataRepository {
   /** The ids of the tenant's leads or customers with this e-mail. */
@@ -17,34 +27,65 @@ export class PersonalDataRepository {
   }
 
   /**
-   * The tenant's events of these records, and every other event whose record held this e-mail
-   * then (before or after the change): a record whose e-mail changed since, or one deleted. In
-   * feed order.
+   * Records gone or changed that held the e-mail, found through the partial indexes of migration
+   * 2026-11-25T1100: deleted ones by their delete event, changed ones by an event whose `previous`
+   * shows it.
    */
-  async events(handle: Db, tenantId: string, recordIds: readonly string[], email: string): Promise<EventRow[]> {
+  async formerHolders(handle: Db, tenantId: string, email: string): Promise<Histories> {
+    const { rows } = await sql<{ objectId: string; deleted: boolean }>`
+      select distinct object_id, true as deleted from events
+      where tenant_id = ${tenantId} and type in ('lead.deleted', 'customer.deleted') and object ->> 'email' = ${email}
+      union
+      select distinct object_id, false from events
+      where tenant_id = ${tenantId} and previous ? 'email' and previous ->> 'email' = ${email}`.execute(handle);
+    return {
+      whole: rows.filter((row) => row.deleted).map((row) => row.objectId),
+      mentioning: rows.filter((row) => !row.deleted).map((row) => row.objectId),
+    };
+  }
+
+  /** The events of these histories, in feed order. */
+  async events(handle: Db, tenantId: string, histories: Histories, email: string): Promise<EventRow[]> {
     const { rows } = await sql<EventRow>`
       select ${EVENT_SELECTION} from events
-      where tenant_id = ${tenantId} and ${aboutThem(recordIds, email)}
+      where tenant_id = ${tenantId} and ${ofHistories(histories, email)}
       order by events.xid, events.seq`.execute(handle);
     return rows.map(eventRowOf);
   }
 
-  /** Redacts the events `events` finds (SPEC §17: only the record's id stays); returns them as they are now. */
-  async redactEvents(handle: Db, tenantId: string, recordIds: readonly string[], email: string): Promise<EventRow[]> {
+  /**
+   * Holds the tenant's webhook dispatch until the transaction `trx` ends: a dispatcher that read
+   * an event before it was redacted would otherwise store, and send, its full payload after.
+   */
+  async holdDispatch(trx: Db, tenantId: string): Promise<void> {
+    await sql`select id from webhook_subscriptions where tenant_id = ${tenantId} for share`.execute(trx);
+  }
+
+  /** Redacts the events of these histories (SPEC §17: only the record's id stays); returns them as they are now. */
+  async redactEvents(handle: Db, tenantId: string, histories: Histories, email: string): Promise<EventRow[]> {
     const { rows } = await sql<EventRow>`
       update events set object = jsonb_build_object('id', object_id), previous = '{}'::jsonb, redacted = true
-      where tenant_id = ${tenantId} and not redacted and reason is null and ${aboutThem(recordIds, email)}
+      where tenant_id = ${tenantId} and not redacted and reason is null and ${ofHistories(histories, email)}
       returning ${EVENT_SELECTION}`.execute(handle);
     return rows.map(eventRowOf);
   }
 
-  /** Replaces the stored payloads of these events' webhook deliveries (their JSON as now redacted). */
+  /**
+   * Replaces the stored payloads of these events' webhook deliveries (their JSON as now redacted)
+   * and drops what the receivers answered to them (an answer may echo what it was sent).
+   */
   async redactDeliveries(handle: Db, tenantId: string, payloads: ReadonlyMap<string, string>): Promise<void> {
     if (payloads.size === 0) return;
-    await sql`
-      update webhook_deliveries as delivery set payload = redacted.payload
+    const { rows } = await sql<{ id: string }>`
+      update webhook_deliveries as delivery set payload = redacted.payload, last_response = null
       from unnest(${[...payloads.keys()]}::text[], ${[...payloads.values()]}::text[]) as redacted (event_id, payload)
-      where delivery.tenant_id = ${tenantId} and delivery.event_id = redacted.event_id`.execute(handle);
+      where delivery.subscription_id in (select id from webhook_subscriptions where tenant_id = ${tenantId})
+        and delivery.event_id = redacted.event_id
+      returning delivery.id`.execute(handle);
+    if (rows.length === 0) return;
+    await sql`
+      update webhook_attempts set response = null
+      where delivery_id = any (${rows.map((row) => row.id)}::uuid[])`.execute(handle);
   }
 
   /**
@@ -61,7 +102,8 @@ export class PersonalDataRepository {
   }
 }
 
-/** Events of these records, or whose record held this e-mail before or after the change. */
-function aboutThem(recordIds: readonly string[], email: string) {
-  return sql`(object_id = any (${recordIds}::uuid[]) or object ->> 'email' = ${email} or previous ->> 'email' = ${email})`;
+/** The events of these histories: all of a whole one's, those of a mentioning one that show the e-mail. */
+function ofHistories({ whole, mentioning }: Histories, email: string) {
+  return sql`(object_id = any (${whole}::uuid[])
+    or (object_id = any (${mentioning}::uuid[]) and (object ->> 'email' = ${email} or previous ->> 'email' = ${email})))`;
 }

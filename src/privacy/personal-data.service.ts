@@ -5,7 +5,10 @@ import type { EventRow } from '../events/event.repository.js';
 import type { ApiEvent, EventService } from '../events/event.service.js';
 import type { LeadObject, LeadService } from '../leads/lead.service.js';
 import type { Actor } from '../records/record.service.js';
-import type { PersonalDataRepository } from './personal-data.repository.js';
+import type { Histories, PersonalDataRepository } from './personal-data.repository.js';
+
+/** How many times an erasure looks again for records with the e-mail (one may take it meanwhile). */
+const ERASURE_ROUNDS = 3;
 
 /** Everything a tenant holds about one e-mail address (SPEC §17). */
 export interface PersonalData {
@@ -41,14 +44,16 @@ export class PersonalDataService {
 
   async access(tenantId: string, email: string): Promise<PersonalData> {
     const { db, repository } = this;
-    const [leadIds, customerIds] = await Promise.all([
+    const [leadIds, customerIds, former] = await Promise.all([
       repository.recordIds(db, tenantId, 'leads', email),
       repository.recordIds(db, tenantId, 'customers', email),
+      repository.formerHolders(db, tenantId, email),
     ]);
+    const histories = { whole: [...leadIds, ...customerIds, ...former.whole], mentioning: former.mentioning };
     const [leads, customers, events] = await Promise.all([
       Promise.all(leadIds.map((id) => this.leads.lookup(db, tenantId, id))),
       Promise.all(customerIds.map((id) => this.customers.lookup(db, tenantId, id))),
-      repository.events(db, tenantId, [...leadIds, ...customerIds], email),
+      repository.events(db, tenantId, histories, email),
     ]);
     return {
       email,
@@ -62,26 +67,42 @@ export class PersonalDataService {
     const { db, repository } = this;
     const { tenantId } = actor;
     const erasure: Erasure = { leads: 0, customers: 0, events: 0 };
-    for (const [table, service] of [
-      ['leads', this.leads],
-      ['customers', this.customers],
-    ] as const) {
-      for (const id of await repository.recordIds(db, tenantId, table, email)) {
-        const erased = await service.erase(db, actor, id, async (trx) => {
-          erasure.events += await this.#redact(trx, tenantId, [id], email);
-        });
-        if (erased) erasure[table] += 1;
+    // Records that took the e-mail while the others were erased are found by the next round.
+    for (let round = 0; round < ERASURE_ROUNDS; round++) {
+      let found = 0;
+      for (const [table, service] of [
+        ['leads', this.leads],
+        ['customers', this.customers],
+      ] as const) {
+        for (const id of await repository.recordIds(db, tenantId, table, email)) {
+          found += 1;
+          // Set by the transaction's last run (a deadlock's victim runs again), counted once it committed.
+          let redacted = 0;
+          const erased = await service.erase(db, actor, id, email, async (trx) => {
+            redacted = await this.#redact(trx, tenantId, { whole: [id], mentioning: [] }, email);
+          });
+          if (erased) {
+            erasure[table] += 1;
+            erasure.events += redacted;
+          }
+        }
       }
+      if (found === 0) break;
     }
-    erasure.events += await inTransaction(db, (trx) => this.#redact(trx, tenantId, [], email));
+    const former = await repository.formerHolders(db, tenantId, email);
+    erasure.events += await inTransaction(db, (trx) => this.#redact(trx, tenantId, former, email));
     return erasure;
   }
 
-  /** Redacts the events about these records or this e-mail, their deliveries' payloads and kept answers; answers how many events. */
-  async #redact(trx: Db, tenantId: string, recordIds: readonly string[], email: string): Promise<number> {
-    const redacted = await this.repository.redactEvents(trx, tenantId, recordIds, email);
+  /**
+   * Redacts the events of these histories, their deliveries' payloads and the kept answers that
+   * show them; answers how many events. Webhook dispatch of the tenant waits meanwhile.
+   */
+  async #redact(trx: Db, tenantId: string, histories: Histories, email: string): Promise<number> {
+    await this.repository.holdDispatch(trx, tenantId);
+    const redacted = await this.repository.redactEvents(trx, tenantId, histories, email);
     await this.repository.redactDeliveries(trx, tenantId, this.#payloads(tenantId, redacted));
-    await this.repository.forgetAnswers(trx, tenantId, [...recordIds, email]);
+    await this.repository.forgetAnswers(trx, tenantId, [...histories.whole, email]);
     return redacted.length;
   }
 

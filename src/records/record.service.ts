@@ -136,11 +136,13 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   /**
    * SPEC §17: deletes the record on its person's request, with an erasure event that holds only
    * its id, in one transaction with the record locked; `redact` runs first in it (the record's
-   * history, wherever it is kept). False when the tenant has no such record.
+   * history, wherever it is kept). False when the tenant has no such record, or when it no longer
+   * holds `email` (changed since it was found: it is someone else's now).
    */
-  erase(handle: Db, actor: Actor, id: string, redact: (trx: Db) => Promise<void>): Promise<boolean> {
+  erase(handle: Db, actor: Actor, id: string, email: string, redact: (trx: Db) => Promise<void>): Promise<boolean> {
     return this.transaction(handle, async (trx) => {
-      if (!(await this.store.findForUpdate(trx, actor.tenantId, id))) return false;
+      const row = await this.store.findForUpdate(trx, actor.tenantId, id);
+      if (row?.email !== email) return false;
       await redact(trx);
       return this.store.erase(trx, actor, id);
     });

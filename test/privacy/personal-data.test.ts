@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { SCOPES } from '../../src/auth/scopes.js';
+import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
+import { LeadService } from '../../src/leads/lead.service.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { assertError, assertForbidden } from '../http/assert-error.js';
@@ -10,6 +12,7 @@ const DELIVERING = {
   FUNIL_WEBHOOKS_DELIVER: 'true',
   FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
   FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
+  FUNIL_WEBHOOKS_RETRY_DELAYS: '1,1',
 };
 
 interface Event {
@@ -156,6 +159,48 @@ describeEachBackend(
 
       const again = await call(tenant, 'POST', '/personal-data/erase', { email: 'ana@example.com' });
       assert.deepEqual(again.body, { leads: 0, customers: 0, events: 0 });
+    });
+
+    it('a delivery still to be retried is retried with the redacted event', async () => {
+      const tenant = await ctx.tenant();
+      // Refused twice: the retries come 1 s apart, the erasure well before the last.
+      receiver.respond('/pending', 500, 500);
+      const hook = await call(tenant, 'POST', '/webhooks', { url: receiver.url('/pending'), events: ['lead.created'] });
+      assert.equal(hook.status, 201);
+      const lead = (await call(tenant, 'POST', '/leads', { name: 'Ana', email: 'ana@example.com' })).body;
+      const [refused] = await receiver.at('/pending', 1);
+      assert.ok(refused?.body.includes('ana@example.com'));
+      const erased = await call(tenant, 'POST', '/personal-data/erase', { email: 'ana@example.com' });
+      assert.deepEqual(erased.body, { leads: 1, customers: 0, events: 1 });
+      const [, , retried] = await receiver.at('/pending', 3);
+      assert.ok(retried);
+      const event = JSON.parse(retried.body) as Event;
+      assert.equal(event.type, 'lead.created');
+      assert.equal(event.redacted, true);
+      assert.deepEqual(event.data.object, { _id: lead._id });
+      const history = await call(tenant, 'GET', `/events?objectId=${lead._id}`);
+      assert.deepEqual(
+        history.body.map((e: Event) => [e.type, e.redacted ?? false, e.reason ?? null]),
+        [
+          ['lead.created', true, null],
+          ['lead.deleted', false, 'erasure'],
+        ],
+      );
+    });
+
+    it('a record found by its e-mail that holds another by the time it is locked is not erased', async () => {
+      const tenant = await ctx.tenant();
+      const lead = (await call(tenant, 'POST', '/leads', { name: 'Ana', email: 'ana@example.com' })).body;
+      await call(tenant, 'PUT', `/leads/${lead._id}`, { email: 'bia@example.com' });
+      const service = new LeadService(ctx.db, DEFAULT_LEAD_STATUSES);
+      const actor = { tenantId: tenant.id, tokenId: tenant.tokenId, requestId: 'r' };
+      let redacted = false;
+      const erased = await service.erase(ctx.db, actor, lead._id, 'ana@example.com', async () => {
+        redacted = true;
+      });
+      assert.equal(erased, false);
+      assert.equal(redacted, false);
+      assert.equal((await call(tenant, 'GET', `/leads/${lead._id}`)).body.email, 'bia@example.com');
     });
 
     it('needs privacy:read to look and privacy:write to erase; nothing else will do', async () => {
