@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
-import { actorOf } from '../http/authenticate.js';
+import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { errorResponses, IdParams } from '../http/schemas.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
@@ -12,6 +12,8 @@ import { leadMessages } from './lead.messages.js';
 import { LEAD_SORT_KEYS } from './lead.repository.js';
 import { leadSchemas } from './lead.schemas.js';
 import { type ConvertLeadInput, LeadService } from './lead.service.js';
+import { leadSummary } from './lead-summary.js';
+import { LeadSummary, LeadSummaryQuery } from './lead-summary.schemas.js';
 
 interface LeadRoutesOptions {
   db: Db;
@@ -52,6 +54,25 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
     conflicts: true,
     requiredFieldText: leadMessages.leadRequired,
   });
+
+  app.get(
+    '/leads/summary',
+    {
+      schema: {
+        operationId: 'getLeadSummary',
+        summary: 'The pipeline in numbers: leads by status, by source, per day',
+        description:
+          'The leads created in a period (default: the last 30 UTC days; at most 366 days), optionally of one ' +
+          'source: their total, their count at each status in pipeline order (every status, zeros included), by ' +
+          'source (largest first; no source is `null`) and per UTC day (every day of the period).',
+        tags: ['leads'],
+        querystring: LeadSummaryQuery,
+        response: { 200: LeadSummary, ...errorResponses(400, 403) },
+      },
+      config: { scope: 'leads:read' },
+    },
+    async (request) => leadSummary(db, principalOf(request).tenantId, statuses, request.query as LeadSummaryQuery),
+  );
 
   app.post(
     '/leads/:id/convert',

@@ -94,6 +94,11 @@ export const fieldMessages = {
     pt: `deve ser um de: ${values.join(', ')}`,
     en: `must be one of: ${values.join(', ')}`,
   }),
+  after: (field: string) => ({ pt: `deve ser posterior a ${field}`, en: `must be after ${field}` }),
+  periodDays: (limit: number) => ({
+    pt: `o período pode abranger no máximo ${limit} dias`,
+    en: `the period may span at most ${limit} days`,
+  }),
   minimum: (limit: number) => ({ pt: `deve ser no mínimo ${limit}`, en: `must be at least ${limit}` }),
   maximum: (limit: number) => ({ pt: `deve ser no máximo ${limit}`, en: `must be at most ${limit}` }),
   decimals: () => ({ pt: 'deve ter no máximo 2 casas decimais', en: 'must have at most 2 decimal places' }),

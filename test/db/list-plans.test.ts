@@ -8,6 +8,7 @@ import type { Db } from '../../src/db/database.js';
 import type { SortKey } from '../../src/db/keyset.js';
 import { LEAD_SORT_KEYS } from '../../src/leads/lead.repository.js';
 import { LeadService } from '../../src/leads/lead.service.js';
+import { summaryGroups } from '../../src/leads/lead-summary.repository.js';
 import { newId } from '../../src/shared/ids.js';
 import { RecordQueries } from '../helpers/record-queries.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -194,4 +195,22 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       }
     });
   }
+
+  it("counts the pipeline summary from the tenant's creation-time index, not a scan (SPEC §18)", async () => {
+    searcher ??= await bigTenant();
+    const recorded = ctx.db.withPlugin(recorder);
+    const since = new Date(Date.now() - 86_400_000);
+    for (const source of [undefined, 'ads']) {
+      await summaryGroups(recorded, searcher.tenant.id, { since, until: new Date(Date.now() + 60_000), source });
+      // This tenant is nearly the whole table, where a sequential read is the planner's right choice;
+      // priced out, what is left must be one of the tenant's own indexes.
+      const plan = await planOf(ctx.db, recorder.last as CompiledQuery, ['enable_seqscan']);
+      const scans = flatten(plan).filter((node) => node['Index Name']);
+      assert.ok(
+        scans.length > 0 && scans.every((node) => /^leads_tenant_/.test(node['Index Name'] ?? '')),
+        `source=${source}: ${nodeTypes(plan).join(' > ')} ${scans.map((node) => node['Index Name']).join()}`,
+      );
+      assert.ok(!nodeTypes(plan).includes('Seq Scan'));
+    }
+  });
 });

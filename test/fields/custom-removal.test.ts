@@ -3,9 +3,9 @@ import { it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { CustomValueRemoval } from '../../src/fields/custom-value-removal.js';
+import { define, fieldBody } from '../helpers/custom-fields.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from '../http/assert-error.js';
-import { define, fieldBody } from './custom-fields.test.js';
 
 describeEachBackend('deleting a custom field removes its values (SPEC §16)', (ctx) => {
   /** `count` leads of `tenant`, each with `custom`, written in one statement (the trigger checks them too). */

@@ -3,9 +3,9 @@ import { it } from 'node:test';
 import { sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { LeadService } from '../../src/leads/lead.service.js';
+import { define, fieldBody } from '../helpers/custom-fields.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from '../http/assert-error.js';
-import { define, fieldBody } from './custom-fields.test.js';
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 

@@ -41,6 +41,8 @@ export class ContractChecker {
         routes.push({ prefix, template, pattern, operations });
       }
     }
+    // As the router does: a path that names no parameter (`/leads/summary`) before one that does (`/leads/{id}`).
+    routes.sort((a, b) => Number(a.template.includes('{')) - Number(b.template.includes('{')));
     return new ContractChecker(routes);
   }
 

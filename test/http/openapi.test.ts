@@ -8,6 +8,7 @@ type Json = any;
 
 const EXTERNAL_OPERATIONS = [
   'get /leads listLeads leads:read',
+  'get /leads/summary getLeadSummary leads:read',
   'post /leads createLead leads:write',
   'post /leads/batch batchLeads leads:write',
   'post /leads/{id}/convert convertLead leads:write,customers:write',
