@@ -2,8 +2,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireAdminToken } from './admin/admin-auth.plugin.js';
+import { tokenRoutes } from './auth/token.routes.js';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
+import { serveConsole } from './console/console.routes.js';
 import { customerRoutes } from './customers/customer.routes.js';
 import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
@@ -119,6 +121,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     security: { name: 'adminToken', description: 'The value of FUNIL_ADMIN_TOKEN.' },
   });
   await serveDocsPage(app);
+  await serveConsole(app);
   app.get(`${EXTERNAL_PREFIX}/openapi.json`, { schema: { hide: true } }, () => app.swagger());
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, () =>
     (app as unknown as { adminSwagger(): unknown }).adminSwagger(),
@@ -151,6 +154,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       await external.register(eventRoutes, { db: database.db, config });
       await external.register(webhookRoutes, { database, config });
       await external.register(personalDataRoutes, { db: database.db, config });
+      await external.register(tokenRoutes);
     },
     { prefix: EXTERNAL_PREFIX },
   );

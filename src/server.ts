@@ -52,7 +52,8 @@ async function main(): Promise<void> {
 function printDemoToken(config: Config, app: FastifyInstance, { token, expiresAt }: DemoToken): void {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${EXTERNAL_PREFIX}`;
+  const origin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const base = `${origin}${EXTERNAL_PREFIX}`;
   process.stdout.write(
     [
       '',
@@ -64,6 +65,7 @@ function printDemoToken(config: Config, app: FastifyInstance, { token, expiresAt
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${token}" ${base}/leads`,
+      `  or open ${origin}/console and paste the token (the API's reference: ${origin}/docs)`,
       '',
     ].join('\n'),
   );

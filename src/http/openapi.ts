@@ -170,11 +170,32 @@ function responseHeaders(
   return headers;
 }
 
+/** Funil's mark and name, as the top bar of /docs shows them. */
+const DOCS_LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 32" width="120" height="32">' +
+  '<path fill="#7fb2ff" d="M2 4h28l-10 12v10l-8 4V16z"/>' +
+  '<text x="38" y="23" font-family="system-ui, sans-serif" font-size="20" font-weight="700" fill="#fff">Funil</text></svg>';
+
+/**
+ * Points the top bar's mark at the console: @fastify/swagger-ui sets the logo's `href` on the image,
+ * not on its link. A file of its own, so the page's CSP lets it run.
+ */
+const CONSOLE_LINK = `(function link() {
+  var anchor = document.querySelector('#swagger-ui .topbar-wrapper a');
+  if (!anchor) return setTimeout(link, 100);
+  anchor.href = '/console';
+  anchor.target = '_self';
+  anchor.setAttribute('aria-label', 'Funil console');
+})();`;
+
 /** The browsable reference of the external API at /docs, with its assets served from node_modules. */
 export async function serveDocsPage(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0 },
     staticCSP: true,
+    // Funil's name and mark, leading to the console (which links back here).
+    logo: { type: 'image/svg+xml', content: Buffer.from(DOCS_LOGO), href: '/console', target: '_self' },
+    theme: { title: 'Funil — API', js: [{ filename: 'funil-console-link.js', content: CONSOLE_LINK }] },
   });
 }

@@ -40,6 +40,7 @@ const EXTERNAL_OPERATIONS = [
   'put /fields/{resource}/{key} updateCustomField fields:write',
   'delete /fields/{resource}/{key} deleteCustomField fields:write',
   'get /personal-data getPersonalData privacy:read',
+  'get /token getToken ',
   'post /personal-data/erase erasePersonalData privacy:write',
 ];
 

@@ -526,6 +526,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling token: its tenant and scopes
+         * @description Any token of the tenant may call it, whatever its scopes.
+         */
+        get: operations["getToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -11790,6 +11810,172 @@ export interface operations {
             };
             /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
             422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        tokenId: string;
+                        /**
+                         * Format: uuid
+                         * @description The tenant the token belongs to.
+                         */
+                        tenant: string;
+                        /** @description What the token may do (SPEC §5), in the order of SPEC §19. */
+                        scopes: string[];
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;

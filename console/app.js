@@ -1,0 +1,97 @@
+import { api, session } from './api.js';
+import { Board } from './board.js';
+import { Funnel } from './funnel.js';
+import { language, t } from './i18n.js';
+import { Records } from './records.js';
+import { html, render, useEffect, useState } from './vendor/preact.js';
+
+document.documentElement.lang = language === 'en' ? 'en' : 'pt-BR';
+document.title = t('title');
+
+/** The pages, each shown only to a token with the scope it reads with. */
+const PAGES = [
+  { id: 'funnel', scope: 'leads:read', view: (props) => html`<${Funnel} ...${props} />` },
+  { id: 'board', scope: 'leads:read', view: (props) => html`<${Board} ...${props} />` },
+  { id: 'leads', scope: 'leads:read', view: (props) => html`<${Records} resource="leads" ...${props} />` },
+  { id: 'customers', scope: 'customers:read', view: (props) => html`<${Records} resource="customers" ...${props} />` },
+];
+
+function currentPage() {
+  return location.hash.replace(/^#\/?/, '') || 'funnel';
+}
+
+function SignIn({ onSignedIn }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState('');
+  const submit = async (event) => {
+    event.preventDefault();
+    setError('');
+    try {
+      const { body } = await api('/token', { token: token.trim() });
+      session.token = token.trim();
+      onSignedIn(body);
+    } catch (failure) {
+      setError(failure.body?.error ?? t('tokenRefused'));
+    }
+  };
+  return html`
+    <main class="sign-in">
+      <h1><img src="/console/funil.svg" alt="" width="32" height="32" /> Funil</h1>
+      <form onSubmit=${submit}>
+        <label for="token">${t('tokenLabel')}</label>
+        <input id="token" name="token" type="password" autocomplete="off" required value=${token}
+          onInput=${(event) => setToken(event.currentTarget.value)} />
+        <p class="help">${t('tokenHelp')}</p>
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+        <button type="submit">${t('signIn')}</button>
+      </form>
+      <p><a href="/docs">${t('docs')}</a></p>
+    </main>`;
+}
+
+function Shell({ who, onSignOut }) {
+  const [page, setPage] = useState(currentPage());
+  useEffect(() => {
+    const follow = () => setPage(currentPage());
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
+  const allowed = PAGES.filter((candidate) => who.scopes.includes(candidate.scope));
+  const shown = allowed.find((candidate) => candidate.id === page) ?? allowed[0];
+  return html`
+    <header class="top">
+      <a class="brand" href="#/funnel"><img src="/console/funil.svg" alt="" width="24" height="24" /> Funil</a>
+      <nav aria-label="Funil">
+        ${allowed.map(
+          (candidate) =>
+            html`<a href=${`#/${candidate.id}`} aria-current=${candidate === shown ? 'page' : undefined}>${t(candidate.id)}</a>`,
+        )}
+        <a href="/docs">${t('docs')}</a>
+      </nav>
+      <button type="button" class="sign-out" onClick=${onSignOut}>${t('signOut')}</button>
+    </header>
+    <main id="page">${shown ? shown.view({ who }) : html`<p>${t('forbidden')}</p>`}</main>`;
+}
+
+function App() {
+  const [who, setWho] = useState(undefined);
+  const [checked, setChecked] = useState(false);
+  useEffect(() => {
+    if (!session.token) return setChecked(true);
+    api('/token')
+      .then(({ body }) => setWho(body))
+      .catch(() => {
+        session.token = null;
+      })
+      .finally(() => setChecked(true));
+  }, []);
+  const signOut = () => {
+    session.token = null;
+    setWho(undefined);
+    location.hash = '';
+  };
+  if (!checked) return html`<p class="loading">${t('loading')}</p>`;
+  return who ? html`<${Shell} who=${who} onSignOut=${signOut} />` : html`<${SignIn} onSignedIn=${setWho} />`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
+import { type ServerProcess, startServer } from '../helpers/server-process.js';
+import { migratedDataDir } from '../helpers/test-database.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** The README shows these two, as the test run took them. */
+const SCREENSHOTS = new URL('../../docs/', import.meta.url).pathname;
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium && process.env.CI) throw new Error(`CI must run the console test: install Debian's chromium`);
+const ALL_SCOPES = ['leads:read', 'leads:write', 'customers:read', 'customers:write', 'webhooks:read'];
+const XSS = '<img src=x onerror=alert(1)>';
+
+describe('the /console, as a person sees it (SPEC §18)', {
+  skip: hasChromium ? false : `${CHROMIUM} is not installed`,
+}, () => {
+  let dataDir: string;
+  let server: ServerProcess;
+  let browser: Browser;
+  let token: string;
+  const leads = new Map<string, string>();
+
+  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const answer = await fetch(`${server.url}/api/external/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
+    return { status: answer.status, body: (await answer.json()) as any, etag: answer.headers.get('etag') };
+  };
+
+  before(async () => {
+    dataDir = await migratedDataDir('funil-console-');
+    server = await startServer({
+      FUNIL_DATA_DIR: dataDir,
+      FUNIL_BOOTSTRAP: 'false',
+      FUNIL_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN,
+    });
+    token = (await tenantWithToken(server, 'Console', ALL_SCOPES)).token;
+    const seeds: [string, string, string][] = [
+      ['Ana', 'new', 'site'],
+      ['Bruno', 'new', 'site'],
+      ['Carla', 'contacted', 'ads'],
+      ['Diego', 'qualified', 'ads'],
+      ['Elisa', 'won', 'site'],
+      ['Fábio', 'lost', 'event'],
+      [XSS, 'new', 'site'],
+    ];
+    for (const [name, status, source] of seeds) {
+      const created = await api('POST', '/leads', { name, phone: '1', status, source });
+      assert.equal(created.status, 201);
+      leads.set(name, created.body._id);
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** A page of a fresh context that records what must never happen: dialogs, CSP violations, foreign requests. */
+  async function openConsole(options: Parameters<Browser['newContext']>[0] = {}) {
+    const context = await browser.newContext({ locale: 'pt-BR', ...options });
+    const page = await context.newPage();
+    const troubles: string[] = [];
+    page.on('dialog', (dialog) => {
+      troubles.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    page.on('pageerror', (error) => troubles.push(`error: ${error.message}`));
+    page.on('request', (request) => {
+      if (!request.url().startsWith(server.url)) troubles.push(`foreign: ${request.url()}`);
+    });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) troubles.push(`csp: ${message.text()}`);
+    });
+    await page.goto(`${server.url}/console`);
+    return { context, page, troubles };
+  }
+
+  async function signIn(page: Page, withToken = token, english = false) {
+    await page.getByLabel(english ? 'Access token (fnl_…)' : 'Token de acesso (fnl_…)').fill(withToken);
+    await page.getByRole('button', { name: english ? 'Sign in' : 'Entrar' }).click();
+    await page.getByRole('navigation').waitFor();
+  }
+
+  it('serves every asset itself, under a strict Content-Security-Policy', async () => {
+    const answer = await fetch(`${server.url}/console`);
+    const policy = answer.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /script-src 'self'/);
+    assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
+    assert.equal((await fetch(`${server.url}/console/vendor/preact.js`)).status, 200);
+    assert.equal((await fetch(`${server.url}/console/vendor/nope.js`)).status, 404);
+    assert.equal((await fetch(`${server.url}/console/../package.json`)).status, 404);
+  });
+
+  it('signs in with a token kept in sessionStorage only; the funnel shows the API numbers; sign-out forgets it', async () => {
+    const { context, page, troubles } = await openConsole();
+    await signIn(page);
+    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('funil.token')), token);
+    await page.locator('[data-testid="total"]').waitFor();
+    const summary = await api('GET', '/leads/summary');
+    assert.equal(await page.locator('[data-testid="total"]').textContent(), String(summary.body.total));
+    for (const { status, count } of summary.body.byStatus) {
+      const cell = page.locator(`tr[data-status="${status}"] td.count`);
+      assert.equal(await cell.textContent(), String(count), status);
+    }
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-funnel.png') });
+
+    await page.getByRole('button', { name: 'Sair' }).click();
+    await page.getByLabel('Token de acesso (fnl_…)').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('funil.token')), null);
+    assert.deepEqual(troubles, []);
+    await context.close();
+  });
+
+  it('a drag moves a lead to another stage; a lead changed elsewhere is reloaded, not moved', async () => {
+    const { context, page, troubles } = await openConsole();
+    await signIn(page);
+    await page.getByRole('link', { name: 'Quadro' }).click();
+    const bruno = page.locator(`.card[data-id="${leads.get('Bruno')}"]`);
+    await bruno.waitFor();
+    await bruno.dragTo(page.locator('.column[data-status="proposal"]'));
+    await page.getByText('Movido.').waitFor();
+    assert.equal((await api('GET', `/leads/${leads.get('Bruno')}`)).body.status, 'proposal');
+    await page.locator(`.column[data-status="proposal"] .card[data-id="${leads.get('Bruno')}"]`).waitFor();
+
+    // Ana changes elsewhere after the board read her; moving her then is refused and she is reloaded.
+    await api('PUT', `/leads/${leads.get('Ana')}`, { score: 90 });
+    await page
+      .locator(`.card[data-id="${leads.get('Ana')}"]`)
+      .getByLabel('Mover para')
+      .selectOption('won');
+    await page.getByText('Este lead foi alterado em outro lugar; recarregado.').waitFor();
+    assert.equal((await api('GET', `/leads/${leads.get('Ana')}`)).body.status, 'new');
+    assert.match((await page.locator(`.card[data-id="${leads.get('Ana')}"]`).textContent()) ?? '', /90/);
+
+    // Text from records is text: the name shows as written, and nothing runs.
+    const xss = page.locator(`.card[data-id="${leads.get(XSS)}"] .name`);
+    assert.equal(await xss.textContent(), XSS);
+    assert.equal(await page.locator('img[src="x"]').count(), 0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-board.png') });
+    assert.deepEqual(troubles, []);
+    await context.close();
+  });
+
+  it('shows a record with its history; a token shows only the pages its scopes allow', async () => {
+    const { context, page, troubles } = await openConsole({ locale: 'en-US' });
+    const readOnly = (await tenantWithToken(server, 'Leads only', ['leads:read'])).token;
+    await signIn(page, token, true);
+    await page.getByRole('link', { name: 'Leads' }).click();
+    await page.getByRole('button', { name: /Carla/ }).click();
+    await page.getByRole('heading', { name: 'Details: Carla' }).waitFor();
+    await page.getByText('lead.created').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+
+    await signIn(page, readOnly, true);
+    assert.equal(await page.getByRole('link', { name: 'Customers' }).count(), 0);
+    assert.equal(await page.getByRole('link', { name: 'Funnel' }).count(), 1);
+    assert.deepEqual(troubles, []);
+    await context.close();
+  });
+
+  it('is usable at 360 px and passes an automated accessibility check (axe-core)', async () => {
+    // axe is injected as a script of its own: the page's policy would rightly refuse it.
+    const { context, page } = await openConsole({ viewport: { width: 360, height: 740 }, bypassCSP: true });
+    const axe = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+    const check = async (name: string) => {
+      await page.addScriptTag({ path: axe });
+      const result = (await page.evaluate(() =>
+        (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run(),
+      )) as { violations: { id: string; help: string; nodes: unknown[] }[] };
+      const serious = result.violations.map((violation) => `${violation.id}: ${violation.help}`);
+      assert.deepEqual(serious, [], `${name}: ${serious.join('; ')}`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(overflow <= 360, `${name} is ${overflow} px wide at 360`);
+    };
+    await check('sign-in');
+    await signIn(page);
+    await page.locator('[data-testid="total"]').waitFor();
+    await check('funnel');
+    await page.getByRole('link', { name: 'Quadro' }).click();
+    await page.locator('.card').first().waitFor();
+    await check('board');
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'console-board-360.png') });
+    await context.close();
+  });
+
+  it("/docs and /console link to each other, under Funil's name", async () => {
+    const { context, page } = await openConsole();
+    await page.getByRole('link', { name: 'Documentação da API' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Documentação da API' }).getAttribute('href'), '/docs');
+    await page.goto(`${server.url}/docs`);
+    const home = page.locator('a[href="/console"]');
+    await home.first().waitFor({ timeout: 15_000 });
+    assert.equal((await page.locator('img[src*="funil"], .topbar img').count()) > 0, true);
+    await context.close();
+  });
+});
