@@ -4,6 +4,7 @@ import { Funnel } from './funnel.js';
 import { language, t } from './i18n.js';
 import { Records } from './records.js';
 import { html, render, useEffect, useState } from './vendor/preact.js';
+import { Webhooks } from './webhooks.js';
 
 document.documentElement.lang = language === 'en' ? 'en' : 'pt-BR';
 document.title = t('title');
@@ -14,6 +15,7 @@ const PAGES = [
   { id: 'board', scope: 'leads:read', view: (props) => html`<${Board} ...${props} />` },
   { id: 'leads', scope: 'leads:read', view: (props) => html`<${Records} resource="leads" ...${props} />` },
   { id: 'customers', scope: 'customers:read', view: (props) => html`<${Records} resource="customers" ...${props} />` },
+  { id: 'webhooks', scope: 'webhooks:read', view: (props) => html`<${Webhooks} ...${props} />` },
 ];
 
 function currentPage() {

@@ -43,10 +43,6 @@ export class CustomFieldSet {
     this.#byKey = new Map(definitions.map((definition) => [definition.key, definition]));
   }
 
-  get(key: string): CustomFieldDefinition | undefined {
-    return this.#byKey.get(key);
-  }
-
   /**
    * A create's values, as stored: each one valid, "" and null left out (no value), every required
    * field present. Throws the 400 naming each `custom.<key>` at fault.

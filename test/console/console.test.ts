@@ -8,6 +8,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
 import { type ServerProcess, startServer } from '../helpers/server-process.js';
 import { migratedDataDir } from '../helpers/test-database.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The README shows these two, as the test run took them. */
@@ -15,7 +16,14 @@ const SCREENSHOTS = new URL('../../docs/', import.meta.url).pathname;
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI) throw new Error(`CI must run the console test: install Debian's chromium`);
-const ALL_SCOPES = ['leads:read', 'leads:write', 'customers:read', 'customers:write', 'webhooks:read'];
+const ALL_SCOPES = [
+  'leads:read',
+  'leads:write',
+  'customers:read',
+  'customers:write',
+  'webhooks:read',
+  'webhooks:write',
+];
 const XSS = '<img src=x onerror=alert(1)>';
 
 describe('the /console, as a person sees it (SPEC §18)', {
@@ -26,6 +34,7 @@ describe('the /console, as a person sees it (SPEC §18)', {
   let browser: Browser;
   let token: string;
   const leads = new Map<string, string>();
+  const receiver = new WebhookReceiver();
 
   const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const answer = await fetch(`${server.url}/api/external/v1${path}`, {
@@ -39,10 +48,15 @@ describe('the /console, as a person sees it (SPEC §18)', {
 
   before(async () => {
     dataDir = await migratedDataDir('funil-console-');
+    await receiver.start();
     server = await startServer({
       FUNIL_DATA_DIR: dataDir,
       FUNIL_BOOTSTRAP: 'false',
       FUNIL_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN,
+      FUNIL_WEBHOOKS_DELIVER: 'true',
+      FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
+      FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      FUNIL_WEBHOOKS_RETRY_DELAYS: '1',
     });
     token = (await tenantWithToken(server, 'Console', ALL_SCOPES)).token;
     const seeds: [string, string, string][] = [
@@ -67,6 +81,7 @@ describe('the /console, as a person sees it (SPEC §18)', {
   after(async () => {
     await browser?.close();
     await server?.stop();
+    await receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -176,6 +191,32 @@ describe('the /console, as a person sees it (SPEC §18)', {
     await context.close();
   });
 
+  it('lists webhooks and their deliveries; a failed one is retried by hand', async () => {
+    receiver.respond('/console-hook', 500, 500);
+    const hook = await api('POST', '/webhooks', { url: receiver.url('/console-hook'), events: ['lead.created'] });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    await api('POST', '/leads', { name: 'Hooked', phone: '1' });
+    const failed = await waitFor(async () => {
+      const { body } = await api('GET', `/webhooks/${hook.body.id}/deliveries?status=failed`);
+      return body[0];
+    });
+    const { context, page, troubles } = await openConsole();
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('button', { name: new RegExp(receiver.url('/console-hook')) }).click();
+    const row = page.locator(`tr[data-id="${failed.id}"]`);
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /failed.*2.*500/);
+    await row.getByRole('button', { name: 'Tentar de novo' }).click();
+    await page.getByText('Na fila: a tentativa sai em instantes.').waitFor();
+    await waitFor(async () => {
+      const { body } = await api('GET', `/webhooks/${hook.body.id}/deliveries?status=succeeded`);
+      return body.find((delivery: { id: string }) => delivery.id === failed.id);
+    });
+    assert.deepEqual(troubles, []);
+    await context.close();
+  });
+
   it('is usable at 360 px and passes an automated accessibility check (axe-core)', async () => {
     // axe is injected as a script of its own: the page's policy would rightly refuse it.
     const { context, page } = await openConsole({ viewport: { width: 360, height: 740 }, bypassCSP: true });
@@ -197,6 +238,10 @@ describe('the /console, as a person sees it (SPEC §18)', {
     await page.getByRole('link', { name: 'Quadro' }).click();
     await page.locator('.card').first().waitFor();
     await check('board');
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.locator('.records button').first().click();
+    await page.locator('table.deliveries tbody tr').first().waitFor();
+    await check('webhooks');
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'console-board-360.png') });
     await context.close();
@@ -213,3 +258,13 @@ describe('the /console, as a person sees it (SPEC §18)', {
     await context.close();
   });
 });
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error('not in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
