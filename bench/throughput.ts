@@ -7,6 +7,8 @@
  *   npm run bench -- --quick          3 s after a 1 s warm-up
  *   options: --duration S --warmup S --connections N --rounds N --targets a,b --workloads W1,W2
  *            --profile W2,W4 (workloads to profile; W2) --no-profile --results DIR (bench/results)
+ *            --no-large-tenant (skips bench/large-tenant.ts, which runs last: custom filters and the
+ *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
  *   it the PostgreSQL targets are skipped, and said so.
  */
@@ -61,6 +63,7 @@ const { values: options } = parseArgs({
     workloads: { type: 'string', default: WORKLOAD_IDS.join(',') },
     profile: { type: 'string', default: 'W2' },
     'no-profile': { type: 'boolean', default: false },
+    'no-large-tenant': { type: 'boolean', default: false },
     results: { type: 'string', default: join(ROOT, 'bench', 'results') },
   },
 });
@@ -238,6 +241,14 @@ async function main(): Promise<void> {
   await writeFile(join(RESULTS, 'latest.md'), report);
   console.log(`\n${report}`);
   log(`wrote ${relative(ROOT, join(RESULTS, 'latest.md'))}, latest.json and latest.run.json`);
+  if (!interrupted && !options['no-large-tenant']) {
+    log('a tenant with 100,000 leads: custom filters and the pipeline summary (bench/large-tenant.ts)');
+    // A process of its own, with the machine to itself: every server of the run has stopped.
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'large-tenant.ts'), '--results', RESULTS], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+  }
   const failures = rows.filter((row) => row.errors > 0);
   if (failures.length) {
     log(`ERRORS in ${failures.map((row) => `${row.target} ${row.workload}`).join(', ')}: the figures are not valid`);

@@ -34,7 +34,8 @@ export async function api(path, options = {}) {
       return await call(path, options);
     } catch (failure) {
       if (!(failure instanceof ApiError) || failure.status !== 429 || attempt === BUSY_RETRIES) throw failure;
-      await new Promise((resolve) => setTimeout(resolve, 1000 * Number(failure.retryAfter ?? 1)));
+      const seconds = Number(failure.retryAfter);
+      await new Promise((resolve) => setTimeout(resolve, 1000 * (Number.isFinite(seconds) ? seconds : 1)));
     }
   }
 }

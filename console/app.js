@@ -13,8 +13,12 @@ document.title = t('title');
 const PAGES = [
   { id: 'funnel', scope: 'leads:read', view: (props) => html`<${Funnel} ...${props} />` },
   { id: 'board', scope: 'leads:read', view: (props) => html`<${Board} ...${props} />` },
-  { id: 'leads', scope: 'leads:read', view: (props) => html`<${Records} resource="leads" ...${props} />` },
-  { id: 'customers', scope: 'customers:read', view: (props) => html`<${Records} resource="customers" ...${props} />` },
+  { id: 'leads', scope: 'leads:read', view: (props) => html`<${Records} key="leads" resource="leads" ...${props} />` },
+  {
+    id: 'customers',
+    scope: 'customers:read',
+    view: (props) => html`<${Records} key="customers" resource="customers" ...${props} />`,
+  },
   { id: 'webhooks', scope: 'webhooks:read', view: (props) => html`<${Webhooks} ...${props} />` },
 ];
 

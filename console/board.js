@@ -5,14 +5,17 @@ import { html, useEffect, useState } from './vendor/preact.js';
 const PER_COLUMN = 20;
 
 /**
- * A column per status; dragging a card to another column (or choosing it in the card's "Move
- * to" list, by keyboard) changes the lead's status with If-Match. A lead changed elsewhere since
- * the board read it is not moved: the card is reloaded and says so (SPEC §18).
+ * A column per status; dragging a card to another column (or, by keyboard, choosing the column in
+ * the card's list and pressing Move) changes the lead's status with If-Match. A lead changed
+ * elsewhere since the board read it is not moved: the card is reloaded and says so (SPEC §18).
+ * A token without leads:write sees the board without the means to move.
  */
-export function Board() {
+export function Board({ who }) {
+  const canMove = who.scopes.includes('leads:write');
   const [statuses, setStatuses] = useState([]);
   const [columns, setColumns] = useState({});
   const [notice, setNotice] = useState('');
+  // The card being dragged, from its dragstart to its drop: a drop with no card dragged moves nothing.
   const [dragged, setDragged] = useState(undefined);
 
   const loadColumn = async (status) => {
@@ -20,12 +23,13 @@ export function Board() {
     setColumns((known) => ({ ...known, [status]: body }));
   };
   useEffect(() => {
-    api('/leads/summary').then(async ({ body }) => {
+    (async () => {
+      const { body } = await api('/leads/summary');
       const names = body.byStatus.map((entry) => entry.status);
       setStatuses(names);
       // One after the other: a tenant's share of the server is a few requests at a time (SPEC §10).
       for (const status of names) await loadColumn(status);
-    });
+    })().catch((failure) => setNotice(failure.message));
   }, []);
 
   const replace = (lead) =>
@@ -36,16 +40,21 @@ export function Board() {
       return next;
     });
 
+  const find = (id) =>
+    Object.values(columns)
+      .flat()
+      .find((card) => card._id === id);
+
   const move = async (lead, status) => {
-    if (lead.status === status) return;
+    if (!lead || lead.status === status) return;
     setNotice('');
-    const { body: current, headers } = await api(`/leads/${lead._id}`);
-    if (current.updatedAt !== lead.updatedAt) {
-      replace(current);
-      setNotice(t('changedElsewhere'));
-      return;
-    }
     try {
+      const { body: current, headers } = await api(`/leads/${lead._id}`);
+      if (current.updatedAt !== lead.updatedAt) {
+        replace(current);
+        setNotice(t('changedElsewhere'));
+        return;
+      }
       const { body: moved } = await api(`/leads/${lead._id}/status`, {
         method: 'PUT',
         body: { status },
@@ -54,7 +63,7 @@ export function Board() {
       replace(moved);
       setNotice(t('moved'));
     } catch (failure) {
-      if (failure.status !== 412) throw failure;
+      if (failure.status !== 412) return setNotice(failure.message);
       replace((await api(`/leads/${lead._id}`)).body);
       setNotice(t('changedElsewhere'));
     }
@@ -66,28 +75,52 @@ export function Board() {
     <div class="board" tabindex="0" role="region" aria-label=${t('board')}>
       ${statuses.map(
         (status) => html`
-        <section class="column" data-status=${status} aria-labelledby=${`column-${status}`}
-          onDragOver=${(event) => event.preventDefault()}
+        <section key=${status} class="column" data-status=${status} aria-labelledby=${`column-${status}`}
+          onDragOver=${(event) => canMove && event.preventDefault()}
           onDrop=${(event) => {
             event.preventDefault();
-            if (dragged) move(dragged, status);
+            if (dragged) move(find(dragged), status);
+            setDragged(undefined);
           }}>
           <h2 id=${`column-${status}`}>${status}</h2>
           <ul>
             ${(columns[status] ?? []).map(
-              (lead) => html`
-              <li class="card" draggable="true" data-id=${lead._id} onDragStart=${() => setDragged(lead)}>
-                <span class="name">${lead.name}</span>
-                <span class="meta">${[lead.email, lead.source, `${t('score')} ${lead.score}`].filter(Boolean).join(' · ')}</span>
-                <label>${t('moveTo')}
-                  <select value=${lead.status} onChange=${(event) => move(lead, event.currentTarget.value)}>
-                    ${statuses.map((option) => html`<option value=${option}>${option}</option>`)}
-                  </select>
-                </label>
-              </li>`,
+              (lead) =>
+                html`<${Card} key=${lead._id} lead=${lead} statuses=${statuses} canMove=${canMove} onMove=${move}
+                  onDrag=${setDragged} />`,
             )}
           </ul>
         </section>`,
       )}
     </div>`;
+}
+
+function Card({ lead, statuses, canMove, onMove, onDrag }) {
+  const [target, setTarget] = useState(lead.status);
+  const meta = [lead.email, lead.source, `${t('score')} ${lead.score}`].filter(Boolean).join(' · ');
+  return html`
+    <li class="card" data-id=${lead._id} draggable=${canMove}
+      onDragStart=${(event) => {
+        // Some browsers start no drag without data.
+        event.dataTransfer.setData('text/plain', lead.name);
+        onDrag(lead._id);
+      }}
+>
+      <span class="name">${lead.name}</span>
+      <span class="meta">${meta}</span>
+      ${
+        canMove &&
+        html`<form class="move" onSubmit=${(event) => {
+          event.preventDefault();
+          onMove(lead, target);
+        }}>
+          <label>${t('moveTo')}
+            <select value=${target} onChange=${(event) => setTarget(event.currentTarget.value)}>
+              ${statuses.map((option) => html`<option value=${option}>${option}</option>`)}
+            </select>
+          </label>
+          <button type="submit">${t('move')}</button>
+        </form>`
+      }
+    </li>`;
 }

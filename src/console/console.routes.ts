@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
 /** Where the console's own files are: `console/` beside `src/` and `dist/`. */
-const CONSOLE_DIR = new URL('../../console/', import.meta.url).pathname;
+const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
 
 /**
  * A strict policy (SPEC §18): scripts and styles only from Funil's own files, no inline script,
@@ -35,7 +36,7 @@ const VENDOR: Readonly<Record<string, () => URL>> = {
 export async function serveConsole(app: FastifyInstance): Promise<void> {
   const vendor = new Map<string, Buffer>();
   for (const [name, location] of Object.entries(VENDOR)) vendor.set(name, await readFile(location()));
-  const index = await readFile(new URL('index.html', `file://${CONSOLE_DIR}`));
+  const index = await readFile(new URL('../../console/index.html', import.meta.url));
 
   await app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply, payload) => {
@@ -57,9 +58,11 @@ export async function serveConsole(app: FastifyInstance): Promise<void> {
       prefix: '/console/',
       decorateReply: false,
       index: false,
+      // Revalidated on every load (ETag): after an upgrade, old and new modules never mix.
       cacheControl: true,
-      maxAge: '1h',
-      allowedPath: (path) => path !== '/index.html',
+      maxAge: 0,
+      // Dot segments, however encoded, name nothing here: a 404, not send's refusal (which would be a 500).
+      allowedPath: (path, _root, request) => path !== '/index.html' && !/\.\.|%2e/i.test(`${path} ${request.url}`),
     });
   });
 }

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
+import { adminAuth, PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
 import { type ServerProcess, startServer } from '../helpers/server-process.js';
 import { migratedDataDir } from '../helpers/test-database.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -118,7 +119,10 @@ describe('the /console, as a person sees it (SPEC §18)', {
     assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
     assert.equal((await fetch(`${server.url}/console/vendor/preact.js`)).status, 200);
     assert.equal((await fetch(`${server.url}/console/vendor/nope.js`)).status, 404);
-    assert.equal((await fetch(`${server.url}/console/../package.json`)).status, 404);
+    // Raw paths, as a client that does not normalise them sends them.
+    for (const path of ['/console/%2e%2e/package.json', '/console/..%2fpackage.json', '/console/%2e%2e%2fsrc/app.ts']) {
+      assert.equal(await rawStatus(server.url, path), 404, path);
+    }
   });
 
   it('signs in with a token kept in sessionStorage only; the funnel shows the API numbers; sign-out forgets it', async () => {
@@ -133,6 +137,10 @@ describe('the /console, as a person sees it (SPEC §18)', {
       const cell = page.locator(`tr[data-status="${status}"] td.count`);
       assert.equal(await cell.textContent(), String(count), status);
     }
+    // Reached: at the stage or beyond, lost ones apart.
+    const lost = summary.body.byStatus.find((entry: { status: string }) => entry.status === 'lost').count;
+    const reachedNew = page.locator('tr[data-status="new"] td').nth(1);
+    assert.equal(await reachedNew.textContent(), String(summary.body.total - lost));
     await mkdir(SCREENSHOTS, { recursive: true });
     await page.setViewportSize({ width: 1100, height: 900 });
     await page.screenshot({ path: join(SCREENSHOTS, 'console-funnel.png') });
@@ -150,20 +158,42 @@ describe('the /console, as a person sees it (SPEC §18)', {
     await page.getByRole('link', { name: 'Quadro' }).click();
     const bruno = page.locator(`.card[data-id="${leads.get('Bruno')}"]`);
     await bruno.waitFor();
-    await bruno.dragTo(page.locator('.column[data-status="proposal"]'));
+    // Grabbed by its name, as a person would: the card's middle holds its "Move to" controls.
+    await bruno.dragTo(page.locator('.column[data-status="proposal"]'), { sourcePosition: { x: 12, y: 10 } });
     await page.getByText('Movido.').waitFor();
     assert.equal((await api('GET', `/leads/${leads.get('Bruno')}`)).body.status, 'proposal');
     await page.locator(`.column[data-status="proposal"] .card[data-id="${leads.get('Bruno')}"]`).waitFor();
 
     // Ana changes elsewhere after the board read her; moving her then is refused and she is reloaded.
     await api('PUT', `/leads/${leads.get('Ana')}`, { score: 90 });
-    await page
-      .locator(`.card[data-id="${leads.get('Ana')}"]`)
-      .getByLabel('Mover para')
-      .selectOption('won');
+    const ana = page.locator(`.card[data-id="${leads.get('Ana')}"]`);
+    await ana.getByLabel('Mover para').selectOption('won');
+    await ana.getByRole('button', { name: 'Mover' }).click();
     await page.getByText('Este lead foi alterado em outro lugar; recarregado.').waitFor();
     assert.equal((await api('GET', `/leads/${leads.get('Ana')}`)).body.status, 'new');
-    assert.match((await page.locator(`.card[data-id="${leads.get('Ana')}"]`).textContent()) ?? '', /90/);
+    assert.match((await ana.textContent()) ?? '', /90/);
+
+    // Carla changes between the board's re-read and its move: the If-Match answers 412, she is reloaded.
+    const carla = leads.get('Carla') as string;
+    await page.route(`**/api/external/v1/leads/${carla}`, async (route) => {
+      const response = await route.fetch();
+      await api('PUT', `/leads/${carla}`, { score: 70 });
+      await route.fulfill({ response });
+    });
+    let refused = 0;
+    page.on('response', (response) => {
+      if (response.url().endsWith(`/leads/${carla}/status`) && response.status() === 412) refused += 1;
+    });
+    const card = page.locator(`.card[data-id="${carla}"]`);
+    await card.getByLabel('Mover para').selectOption('won');
+    await card.getByRole('button', { name: 'Mover' }).click();
+    await page.waitForFunction(
+      (id) => document.querySelector(`.card[data-id="${id}"]`)?.textContent?.includes('70'),
+      carla,
+    );
+    await page.unroute(`**/api/external/v1/leads/${carla}`);
+    assert.equal(refused, 1);
+    assert.equal((await api('GET', `/leads/${carla}`)).body.status, 'contacted');
 
     // Text from records is text: the name shows as written, and nothing runs.
     const xss = page.locator(`.card[data-id="${leads.get(XSS)}"] .name`);
@@ -176,7 +206,14 @@ describe('the /console, as a person sees it (SPEC §18)', {
 
   it('shows a record with its history; a token shows only the pages its scopes allow', async () => {
     const { context, page, troubles } = await openConsole({ locale: 'en-US' });
-    const readOnly = (await tenantWithToken(server, 'Leads only', ['leads:read'])).token;
+    // A token of the same tenant that may only read leads.
+    const { tenant } = (await api('GET', '/token')).body;
+    const issued = await fetch(`${server.url}/api/admin/v1/tenants/${tenant}/tokens`, {
+      method: 'POST',
+      headers: adminAuth,
+      body: JSON.stringify({ name: 'leads only', scopes: ['leads:read'] }),
+    });
+    const readOnly = ((await issued.json()) as { token: string }).token;
     await signIn(page, token, true);
     await page.getByRole('link', { name: 'Leads' }).click();
     await page.getByRole('button', { name: /Carla/ }).click();
@@ -187,6 +224,10 @@ describe('the /console, as a person sees it (SPEC §18)', {
     await signIn(page, readOnly, true);
     assert.equal(await page.getByRole('link', { name: 'Customers' }).count(), 0);
     assert.equal(await page.getByRole('link', { name: 'Funnel' }).count(), 1);
+    await page.getByRole('link', { name: 'Board' }).click();
+    await page.locator('.card').first().waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Move' }).count(), 0, 'no moving without leads:write');
+    assert.equal(await page.locator('.card[draggable="true"]').count(), 0);
     assert.deepEqual(troubles, []);
     await context.close();
   });
@@ -219,7 +260,7 @@ describe('the /console, as a person sees it (SPEC §18)', {
 
   it('is usable at 360 px and passes an automated accessibility check (axe-core)', async () => {
     // axe is injected as a script of its own: the page's policy would rightly refuse it.
-    const { context, page } = await openConsole({ viewport: { width: 360, height: 740 }, bypassCSP: true });
+    const { context, page, troubles } = await openConsole({ viewport: { width: 360, height: 740 }, bypassCSP: true });
     const axe = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
     const check = async (name: string) => {
       await page.addScriptTag({ path: axe });
@@ -244,6 +285,7 @@ describe('the /console, as a person sees it (SPEC §18)', {
     await check('webhooks');
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'console-board-360.png') });
+    assert.deepEqual(troubles, []);
     await context.close();
   });
 
@@ -267,4 +309,17 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_00
     if (Date.now() > deadline) throw new Error('not in time');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The status of a GET of `path` exactly as written (fetch would resolve its dot segments first). */
+function rawStatus(base: string, path: string): Promise<number | undefined> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    request({ hostname, port, path, method: 'GET' }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    })
+      .on('error', reject)
+      .end();
+  });
 }

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { CustomValueRemoval } from '../../src/fields/custom-value-removal.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
+import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from '../http/assert-error.js';
 
@@ -53,6 +54,7 @@ describeEachBackend('deleting a custom field removes its values (SPEC §16)', (c
     // Each record changed like any other (SPEC §14): a new version, a new updatedAt, an event by the deleting token.
     assert.notEqual(read.body.updatedAt, read.body.createdAt);
     assert.equal(read.headers.etag, '"2"');
+    await feedSettled(ctx.db, tenant.id);
     const history = await ctx.request('GET', `${API}/events?objectId=${lead._id}`, { token: tenant.token });
     assert.deepEqual(
       history.body.map(

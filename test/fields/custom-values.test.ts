@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { LeadService } from '../../src/leads/lead.service.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
+import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from '../http/assert-error.js';
 
@@ -244,6 +245,7 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
       body: { score: 5, custom: { stage: 'b', size: 3 } },
     });
     await ctx.request('PUT', `${API}/leads/${id}`, { token: tenant.token, body: { custom: { stage: null } } });
+    await feedSettled(ctx.db, tenant.id);
     const events = await ctx.request('GET', `${API}/events?objectId=${id}`, { token: tenant.token });
     assert.deepEqual(
       events.body.map((e: { type: string; data: { changedFields: string[]; previous: object } }) => [

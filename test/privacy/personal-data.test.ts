@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { LeadService } from '../../src/leads/lead.service.js';
+import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { assertError, assertForbidden } from '../http/assert-error.js';
@@ -110,6 +111,7 @@ describeEachBackend(
       assert.equal((await call(tenant, 'GET', '/personal-data?email=ana@example.com')).body.events.length, 0);
 
       // The feed: earlier events reduced to their record's id; one erasure event per record.
+      await feedSettled(ctx.db, tenant.id);
       const feed = (await call(tenant, 'GET', '/events?limit=1000')).body as Event[];
       assert.ok(!JSON.stringify(feed).includes('ana@'), 'no trace of the e-mail in the feed');
       const redacted = feed.filter((event) => event.redacted);
@@ -178,6 +180,7 @@ describeEachBackend(
       assert.equal(event.type, 'lead.created');
       assert.equal(event.redacted, true);
       assert.deepEqual(event.data.object, { _id: lead._id });
+      await feedSettled(ctx.db, tenant.id);
       const history = await call(tenant, 'GET', `/events?objectId=${lead._id}`);
       assert.deepEqual(
         history.body.map((e: Event) => [e.type, e.redacted ?? false, e.reason ?? null]),
