@@ -2,19 +2,45 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { issueToken } from '../src/admin/issue-token.js';
 import { TenantRepository } from '../src/admin/tenant.repository.js';
 import { TokenRepository } from '../src/admin/token.repository.js';
+import { buildApp } from '../src/app.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { prepareDatabase } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config.js';
 import { type Database, type Db, openDatabase } from '../src/db/database.js';
 import type { Tables } from '../src/db/tables.js';
 import { withAdminClient, withDatabase } from '../test/helpers/postgres-admin.js';
 
 export const silent = pino({ level: 'silent' });
+
+/**
+ * The production app on a bench database, as a benchmark drives it through `inject`: no rate
+ * limit, no per-tenant share, no load shedding (a benchmark saturates the event loop on purpose),
+ * no webhook delivery. The app owns the database from here on: closing it closes the pool.
+ */
+export async function benchApp(database: Database): Promise<FastifyInstance> {
+  const app = await buildApp({
+    config: loadConfig({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'silent',
+      FUNIL_BOOTSTRAP: 'false',
+      FUNIL_RATE_LIMIT: '10000000',
+      FUNIL_TENANT_CONCURRENCY: '100000',
+      FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+      FUNIL_WEBHOOKS_DELIVER: 'false',
+    }),
+    database,
+    logger: silent,
+  });
+  await app.ready();
+  return app;
+}
 
 export interface ScratchDatabase {
   database: Database;

@@ -16,9 +16,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import {
+  benchApp,
   benchPostgresUrl,
   createTenant,
   median,
@@ -26,7 +25,6 @@ import {
   scratchPglite,
   scratchPostgres,
   seedLeads,
-  silent,
 } from './bench-database.js';
 
 const ROWS = 100_000;
@@ -67,20 +65,7 @@ for (const target of targets) {
     const tenant = await createTenant(scratch.database, 'Bench');
     const seeding = performance.now();
     await seedLeads(scratch.bulk, tenant, ROWS);
-    const app = await buildApp({
-      config: loadConfig({
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'silent',
-        FUNIL_BOOTSTRAP: 'false',
-        FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_TENANT_CONCURRENCY: '100000',
-        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
-        FUNIL_WEBHOOKS_DELIVER: 'false',
-      }),
-      database: scratch.database,
-      logger: silent,
-    });
-    await app.ready();
+    const app = await benchApp(scratch.database);
     try {
       const call = (method: 'GET' | 'POST', url: string, body?: unknown) =>
         app.inject({

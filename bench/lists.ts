@@ -12,10 +12,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import type { Db } from '../src/db/database.js';
 import {
+  benchApp,
   benchPostgresUrl,
   createTenant,
   median,
@@ -23,7 +22,6 @@ import {
   scratchPglite,
   scratchPostgres,
   seedLeads,
-  silent,
 } from './bench-database.js';
 
 const LIMIT = 100;
@@ -65,20 +63,7 @@ for (const target of targets) {
       `  seed: ${seconds(seed.total)} (insert ${seconds(seed.insert)}, indexes ${seconds(seed.indexes)}, vacuum analyze ${seconds(seed.analyze)})`,
     );
 
-    const app = await buildApp({
-      config: loadConfig({
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'silent',
-        FUNIL_BOOTSTRAP: 'false',
-        FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_TENANT_CONCURRENCY: '100000',
-        // A benchmark saturates the event loop on purpose: no load shedding.
-        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
-      }),
-      database: scratch.database,
-      logger: silent,
-    });
-    await app.ready();
+    const app = await benchApp(scratch.database);
     try {
       for (const sort of SORTS) {
         failed = !(await measure(app, tenant.token, sort)) || failed;
