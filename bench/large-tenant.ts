@@ -12,7 +12,7 @@
  *   FUNIL_BENCH_DATABASE_URL=postgres://… npm run bench:large-tenant [-- --results <dir>]
  *   (without a PostgreSQL URL only PGlite runs, and says so)
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -127,6 +127,7 @@ for (const target of targets) {
     await scratch.drop();
   }
 }
+await mkdir(resultsDir as string, { recursive: true });
 await writeFile(join(resultsDir as string, 'large-tenant.md'), `${report.join('\n')}\n`);
 console.log(`\nwritten to ${join(resultsDir as string, 'large-tenant.md')}`);
 process.exitCode = failed ? 1 : 0;
