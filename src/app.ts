@@ -12,7 +12,6 @@ import type { Database } from './db/database.js';
 import { defaultListScanRows } from './db/scan-window.js';
 import { eventRoutes } from './events/event.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
-import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
@@ -32,7 +31,10 @@ import { capTenantConcurrency, defaultTenantConcurrency } from './http/tenant-sh
 import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
+import { mcpRoutes } from './mcp/mcp.routes.js';
+import { mcpGuide } from './mcp/mcp-guide.js';
 import { personalDataRoutes } from './privacy/personal-data.routes.js';
+import { buildServices } from './services.js';
 import { webhookRoutes } from './webhooks/webhook.routes.js';
 
 export const EXTERNAL_PREFIX = '/api/external/v1';
@@ -50,6 +52,8 @@ const EXTERNAL_API_DESCRIPTION = [
   '',
   'Errors always have the shape `{success: false, error, code, details?}`; `error` is pt-BR unless',
   '`Accept-Language: en`. Every answer carries `X-Request-Id` and the `RateLimit-*` headers.',
+  '',
+  mcpGuide(`${EXTERNAL_PREFIX}/mcp`),
 ].join('\n');
 
 /**
@@ -142,19 +146,19 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
       const listScanRows = config.listScanRows ?? defaultListScanRows(database.backend);
-      // One copy of each tenant's fields, which the routes that change them keep current.
-      const catalog = new CustomFieldCatalog();
-      await external.register(leadRoutes, { db: database.db, config, cursors, listScanRows, catalog });
-      await external.register(customerRoutes, { db: database.db, cursors, listScanRows, catalog });
+      const services = buildServices(database.db, config, listScanRows);
+      await external.register(leadRoutes, { services, cursors });
+      await external.register(customerRoutes, { services, cursors });
       await external.register(customFieldRoutes, {
         db: database.db,
-        catalog,
+        catalog: services.catalog,
         requestTimeoutMs: config.requestTimeoutMs,
       });
-      await external.register(eventRoutes, { db: database.db, config });
+      await external.register(eventRoutes, { services, config });
       await external.register(webhookRoutes, { database, config });
       await external.register(personalDataRoutes, { db: database.db, config });
       await external.register(tokenRoutes);
+      await external.register(mcpRoutes, { services, cursors });
     },
     { prefix: EXTERNAL_PREFIX },
   );

@@ -5,7 +5,7 @@
  * too coarse for sub-millisecond answers).
  */
 import autocannon from 'autocannon';
-import { type BenchRequest, requestMaker, type WorkloadData, type WorkloadId } from './workloads.js';
+import { type BenchRequest, MCP_WORKLOADS, requestMaker, type WorkloadData, type WorkloadId } from './workloads.js';
 
 export interface LoadJob {
   /** http://host:port */
@@ -21,6 +21,7 @@ export interface LoadJob {
 export interface LoadResult {
   /** Responses received in the measured run, of any status. */
   responses: number;
+  /** Non-2xx answers, and MCP answers (a 200) whose tool result is an error. */
   non2xx: number;
   /** Connection errors and timeouts. */
   errors: number;
@@ -40,15 +41,34 @@ export type WorkerMessage =
   | { type: 'result'; result: LoadResult }
   | { type: 'error'; message: string };
 
-function fire(job: LoadJob, seconds: number, latencies?: number[]): Promise<autocannon.Result> {
+/** An MCP tool's failure travels in a 200: its result says `isError`. */
+const TOOL_FAILED = '"isError":true';
+
+function fire(
+  job: LoadJob,
+  seconds: number,
+  latencies?: number[],
+  toolErrors = { count: 0 },
+): Promise<autocannon.Result> {
   const next = requestMaker(job.workload, job.data);
+  // Reading bodies costs the load generator: only the MCP workloads, whose statuses cannot tell.
+  const onResponse = MCP_WORKLOADS.has(job.workload)
+    ? (_status: number, body: string) => {
+        if (body.includes(TOOL_FAILED)) toolErrors.count++;
+      }
+    : undefined;
   const authorization = `Bearer ${job.token}`;
   const withBody = { authorization, 'content-type': 'application/json' };
   const setupRequest = (request: autocannon.Request): autocannon.Request => {
     const made: BenchRequest = next();
-    return made.body === undefined
-      ? { ...request, method: made.method, path: made.path, headers: { authorization } }
-      : { ...request, method: made.method, path: made.path, headers: withBody, body: made.body };
+    const headers = made.body === undefined ? { authorization } : withBody;
+    return {
+      ...request,
+      method: made.method,
+      path: made.path,
+      headers: made.headers ? { ...headers, ...made.headers } : headers,
+      ...(made.body !== undefined && { body: made.body }),
+    };
   };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -58,7 +78,7 @@ function fire(job: LoadJob, seconds: number, latencies?: number[]): Promise<auto
         pipelining: 1,
         duration: seconds,
         timeout: 10,
-        requests: [{ setupRequest }],
+        requests: [{ setupRequest, ...(onResponse && { onResponse }) }],
       },
       (error: unknown, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
     );
@@ -75,7 +95,8 @@ async function runJob(job: LoadJob, send: (message: WorkerMessage) => void): Pro
   if (job.warmupSec > 0) await fire(job, job.warmupSec);
   const latencies: number[] = [];
   send({ type: 'measuring' });
-  const result = await fire(job, job.durationSec, latencies);
+  const toolErrors = { count: 0 };
+  const result = await fire(job, job.durationSec, latencies, toolErrors);
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count ?? 0;
@@ -84,7 +105,7 @@ async function runJob(job: LoadJob, send: (message: WorkerMessage) => void): Pro
     type: 'result',
     result: {
       responses: sorted.length,
-      non2xx: result.non2xx,
+      non2xx: result.non2xx + toolErrors.count,
       errors: result.errors,
       statusCodes,
       durationSec,

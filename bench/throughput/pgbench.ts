@@ -19,7 +19,15 @@ import { CUSTOMERS, LEADS } from './fixture.js';
 import type { Measurement } from './measure.js';
 import { summarise } from './measure.js';
 import { CpuSpan } from './proc.js';
-import { leadFormBody, MIX, type RequestKind, SINGLE, type WorkloadId } from './workloads.js';
+import {
+  FUNIL_ONLY,
+  leadFormBody,
+  MIX,
+  type RequestKind,
+  type SharedWorkloadId,
+  SINGLE,
+  type WorkloadId,
+} from './workloads.js';
 
 const CANDIDATES = [process.env.PGBENCH, '/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
 
@@ -101,9 +109,11 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
   try {
     const all = scripts();
     const files: string[] = [];
-    if (job.workload === 'W6' || job.workload === 'W7') throw new Error(`${job.workload} runs on Funil only`);
+    if (FUNIL_ONLY.has(job.workload)) throw new Error(`${job.workload} runs on Funil only`);
     const kinds: [RequestKind, number][] =
-      job.workload === 'W5' ? MIX.map(({ kind, percent }) => [kind, percent]) : [[SINGLE[job.workload], 1]];
+      job.workload === 'W5'
+        ? MIX.map(({ kind, percent }) => [kind, percent])
+        : [[SINGLE[job.workload as SharedWorkloadId], 1]];
     for (const [kind, weight] of kinds) {
       const file = join(dir, `${kind}.sql`);
       await writeFile(file, all[kind]);

@@ -2,7 +2,7 @@
 import { FEED_PAGE, type FeedDrain } from './feed-drain.js';
 import type { Measurement } from './measure.js';
 import type { Machine } from './proc.js';
-import { BATCH_SIZE, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
+import { BATCH_SIZE, MCP_WORKLOADS, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
 
 export const TARGETS = [
   'funil-postgres',
@@ -229,6 +229,7 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
   }
 
   lines.push('', ...writePathSection(rows));
+  if (rows.some((row) => MCP_WORKLOADS.has(row.workload))) lines.push('', ...mcpSection(rows));
   if (info.feed.length) lines.push('', ...feedSection(info.feed));
 
   lines.push(
@@ -307,29 +308,68 @@ function writePathSection(rows: ResultRow[]): string[] {
     '| target | W1 leads/s | W6 leads/s | W6 ÷ W1 | CPU ms/lead W1 / W6 | W7 upserts/s | W7 ÷ W1 | p99 ms W1 / W6 / W7 |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  const find = (target: TargetName, workload: WorkloadId) =>
-    rows.find((row) => row.target === target && row.workload === workload);
-  for (const target of ['funil-postgres', 'funil-embedded'] as const) {
-    const [single, batch, upsert] = (['W1', 'W6', 'W7'] as const).map((workload) => find(target, workload));
+  for (const target of FUNIL_TARGETS) {
+    const [single, batch, upsert] = (['W1', 'W6', 'W7'] as const).map((workload) => findRow(rows, target, workload));
     if (!single || (!batch && !upsert)) continue;
-    const perRound = (other: ResultRow | undefined, scale: number) => {
-      if (!other) return '–';
-      const ratios = other.rounds.flatMap((round) => {
-        const base = single.rounds.find((candidate) => candidate.round === round.round);
-        return base ? [(round.rps * scale) / base.rps] : [];
-      });
-      return `${ratio(mean(ratios))} (${ratios.map((value) => value.toFixed(2)).join(' / ')})`;
-    };
-    const rounds = (row: ResultRow | undefined, scale: number) =>
-      row ? `${count(row.rps * scale)} (${row.rounds.map((round) => count(round.rps * scale)).join(' / ')})` : '–';
     const cpuPerLead = batch?.cpuMsPerRequest != null ? batch.cpuMsPerRequest / BATCH_SIZE : null;
     lines.push(
-      `| ${target} | ${rounds(single, 1)} | ${rounds(batch, BATCH_SIZE)} | ${perRound(batch, BATCH_SIZE)} | ` +
-        `${fixed(single.cpuMsPerRequest, 3)} / ${fixed(cpuPerLead, 3)} | ${rounds(upsert, 1)} | ${perRound(upsert, 1)} | ` +
+      `| ${target} | ${roundsCell(single, 1)} | ${roundsCell(batch, BATCH_SIZE)} | ${ratioCell(single, batch, BATCH_SIZE)} | ` +
+        `${fixed(single.cpuMsPerRequest, 3)} / ${fixed(cpuPerLead, 3)} | ${roundsCell(upsert, 1)} | ${ratioCell(single, upsert, 1)} | ` +
         `${fixed(single.p99Ms)} / ${fixed(batch?.p99Ms)} / ${fixed(upsert?.p99Ms)} |`,
     );
   }
   return lines;
+}
+
+/**
+ * SPEC §19's figure: what the MCP envelope (JSON-RPC, the SDK's server and transport, the tool's
+ * result twice: structured and as text) costs over the same request through REST, per round.
+ */
+function mcpSection(rows: ResultRow[]): string[] {
+  const lines = [
+    '## MCP (SPEC §19), against the same requests over REST',
+    '',
+    'W8 is W2’s page (100 leads, newest first) through `tools/call search_leads`; W9 is W1’s create through ' +
+      '`tools/call create_lead`. Ratios are per round (in brackets); a tool result with `isError` counts as an error.',
+    '',
+    '| target | W2 req/s | W8 req/s | W8 ÷ W2 | CPU ms/req W2 / W8 | W1 req/s | W9 req/s | W9 ÷ W1 | CPU ms/req W1 / W9 | p99 ms W2 / W8 / W1 / W9 |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const target of FUNIL_TARGETS) {
+    const [list, search, create, mcpCreate] = (['W2', 'W8', 'W1', 'W9'] as const).map((workload) =>
+      findRow(rows, target, workload),
+    );
+    if (!search && !mcpCreate) continue;
+    lines.push(
+      `| ${target} | ${roundsCell(list, 1)} | ${roundsCell(search, 1)} | ${ratioCell(list, search, 1)} | ` +
+        `${fixed(list?.cpuMsPerRequest, 3)} / ${fixed(search?.cpuMsPerRequest, 3)} | ${roundsCell(create, 1)} | ` +
+        `${roundsCell(mcpCreate, 1)} | ${ratioCell(create, mcpCreate, 1)} | ` +
+        `${fixed(create?.cpuMsPerRequest, 3)} / ${fixed(mcpCreate?.cpuMsPerRequest, 3)} | ` +
+        `${fixed(list?.p99Ms)} / ${fixed(search?.p99Ms)} / ${fixed(create?.p99Ms)} / ${fixed(mcpCreate?.p99Ms)} |`,
+    );
+  }
+  return lines;
+}
+
+const FUNIL_TARGETS = ['funil-postgres', 'funil-embedded'] as const;
+
+function findRow(rows: ResultRow[], target: TargetName, workload: WorkloadId): ResultRow | undefined {
+  return rows.find((row) => row.target === target && row.workload === workload);
+}
+
+/** req/s (× scale), the mean and each round's. */
+function roundsCell(row: ResultRow | undefined, scale: number): string {
+  return row ? `${count(row.rps * scale)} (${row.rounds.map((round) => count(round.rps * scale)).join(' / ')})` : '–';
+}
+
+/** `other` ÷ `base` in req/s (× scale), per round: their mean, and each round's. */
+function ratioCell(base: ResultRow | undefined, other: ResultRow | undefined, scale: number): string {
+  if (!base || !other) return '–';
+  const ratios = other.rounds.flatMap((round) => {
+    const same = base.rounds.find((candidate) => candidate.round === round.round);
+    return same ? [(round.rps * scale) / same.rps] : [];
+  });
+  return `${ratio(mean(ratios))} (${ratios.map((value) => value.toFixed(2)).join(' / ')})`;
 }
 
 /** SPEC §14: how fast one reader catches up with a tenant's feed. */

@@ -8,26 +8,30 @@ export const WORKLOADS = {
   W5: 'mixed: 80 % reads, 20 % writes',
   W6: 'create 100 leads in one batch (POST /leads/batch)',
   W7: 'upsert a lead by e-mail, half new, half just posted (POST /leads?upsert=email)',
+  W8: 'list 100 leads through MCP (POST /mcp, tools/call search_leads)',
+  W9: 'create a lead through MCP (POST /mcp, tools/call create_lead)',
 } as const;
 
 export type WorkloadId = keyof typeof WORKLOADS;
 export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
 /**
- * Workloads of SPEC §13 run on Funil's targets only: the figure asked of them is Funil's own
- * single create (W1) on the same target, in the same round.
+ * Workloads of SPEC §13 and §19 run on Funil's targets only: the figure asked of them is against
+ * Funil's own REST requests (W1, W2) on the same target, in the same round.
  */
-export const FUNIL_ONLY: ReadonlySet<WorkloadId> = new Set(['W6', 'W7']);
+export const FUNIL_ONLY: ReadonlySet<WorkloadId> = new Set(['W6', 'W7', 'W8', 'W9']);
+/** SPEC §19's: the requests of W2 and W1, through the MCP endpoint. */
+export const MCP_WORKLOADS: ReadonlySet<WorkloadId> = new Set(['W8', 'W9']);
 /** The leads in one W6 request. */
 export const BATCH_SIZE = 100;
 /**
  * The order they run in on each target: reads first, then writes, so that the leads W1 adds (more
  * on a faster target) do not change what the reads before it see.
  */
-export const RUN_ORDER: readonly WorkloadId[] = ['W2', 'W4', 'W3', 'W1', 'W5', 'W6', 'W7'];
+export const RUN_ORDER: readonly WorkloadId[] = ['W2', 'W8', 'W4', 'W3', 'W1', 'W9', 'W5', 'W6', 'W7'];
 
 export type RequestKind = 'listLeads' | 'getLead' | 'getCustomer' | 'createLead' | 'updateLeadStatus';
 /** The request kinds of workloads the reference and the ceilings also serve. */
-type SharedWorkloadId = Exclude<WorkloadId, 'W5' | 'W6' | 'W7'>;
+export type SharedWorkloadId = Exclude<WorkloadId, 'W5' | 'W6' | 'W7' | 'W8' | 'W9'>;
 
 /** W5: what a CRM integration does most (look records up, list), with one write in five. */
 export const MIX: readonly { kind: RequestKind; percent: number }[] = [
@@ -55,6 +59,17 @@ export interface BenchRequest {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
   body?: string;
+  /** Beside the token and, with a body, its content type. */
+  headers?: Record<string, string>;
+}
+
+/** What an MCP client sends with every request after it initialised (Streamable HTTP). */
+export const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+
+/** A `tools/call` as an MCP client posts it. */
+export function mcpToolCall(id: number, name: string, args: Record<string, unknown>): BenchRequest {
+  const message = { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };
+  return { method: 'POST', path: `${API}/mcp`, body: JSON.stringify(message), headers: MCP_HEADERS };
 }
 
 export const API = '/api/external/v1';
@@ -112,6 +127,8 @@ export function requestMaker(
       return { method: 'POST', path: `${API}/leads/batch`, body: JSON.stringify({ items }) };
     };
   }
+  if (workload === 'W8') return () => mcpToolCall(serial++, 'search_leads', { limit: 100 });
+  if (workload === 'W9') return () => mcpToolCall(serial++, 'create_lead', leadFormBody(serial++, random));
   if (workload === 'W7') {
     // Each new lead is posted again by the next request, as a form submitted twice: created, then updated.
     let again: Record<string, unknown> | undefined;

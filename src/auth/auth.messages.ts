@@ -12,4 +12,8 @@ export const authMessages = {
     pt: 'A conta associada a este token está inativa.',
     en: 'The account of this token is inactive.',
   },
-} as const satisfies Record<string, Text>;
+  scopeLacking: (scope: string): Text => ({
+    pt: `O token não tem o escopo necessário: ${scope}.`,
+    en: `The token lacks the required scope: ${scope}.`,
+  }),
+} as const satisfies Record<string, Text | ((...args: never[]) => Text)>;

@@ -63,10 +63,7 @@ export class TokenAuthenticator {
     if (!record.tenantActive) throw forbidden(authMessages.tenantInactive);
     const requiredScope = lackingScopes(required, record.scopes);
     if (requiredScope !== undefined) {
-      throw forbidden({
-        pt: `O token não tem o escopo necessário: ${requiredScope}.`,
-        en: `The token lacks the required scope: ${requiredScope}.`,
-      });
+      throw forbidden(authMessages.scopeLacking(requiredScope));
     }
     this.#touch(record.tokenId);
     return record;

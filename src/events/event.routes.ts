@@ -1,29 +1,25 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
-import { customerFields } from '../customers/customer.fields.js';
 import { Customer } from '../customers/customer.schemas.js';
-import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { errorResponses } from '../http/schemas.js';
-import { leadFields } from '../leads/lead.fields.js';
 import { commaList } from '../records/list-query.js';
+import type { Services } from '../services.js';
 import { EventRepository } from './event.repository.js';
 import { EventListQuery, eventSchemas } from './event.schemas.js';
-import { ALL_EVENT_TYPES, EventService } from './event.service.js';
+import { ALL_EVENT_TYPES } from './event.service.js';
 import { pruneEventsPeriodically } from './event-retention.js';
 
 interface EventRoutesOptions {
-  db: Db;
+  services: Services;
   config: Config;
 }
 
 /** SPEC §14: `GET /events`, the change feed of the caller's tenant, and its retention. */
-export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { db, config }) => {
-  const leads = leadFields(config.leadStatuses);
-  const repository = new EventRepository(db);
-  const service = new EventService(repository, { lead: leads, customer: customerFields });
-  const { EventList } = eventSchemas(leads.schemas.object, Customer);
+export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { services, config }) => {
+  const service = services.events;
+  const { EventList } = eventSchemas(services.leadSchemas.Lead, Customer);
 
   app.get(
     '/events',
@@ -60,6 +56,6 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     },
   );
 
-  const stop = pruneEventsPeriodically(repository, config.eventRetentionDays, app.log);
+  const stop = pruneEventsPeriodically(new EventRepository(services.db), config.eventRetentionDays, app.log);
   app.addHook('onClose', stop);
 };

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
+import { ApiError } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {
@@ -10,6 +11,11 @@ declare module 'fastify' {
     scope?: ScopeRule;
     /** Marks a route that needs no token at all. Only set on purpose. */
     public?: boolean;
+    /**
+     * A missing or unusable token is a 401 with `WWW-Authenticate: Bearer` (RFC 6750), as MCP
+     * clients expect (SPEC §19), rather than the REST API's 403.
+     */
+    bearerChallenge?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -22,7 +28,7 @@ declare module 'fastify' {
  */
 export function requireBearerToken(app: FastifyInstance, authenticator: TokenAuthenticator): void {
   app.addHook('onRoute', (route) => {
-    const config = route.config as { scope?: ScopeRule; public?: boolean } | undefined;
+    const config = route.config as { scope?: ScopeRule; public?: boolean; bearerChallenge?: boolean } | undefined;
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
     }
@@ -30,12 +36,23 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     if (listed?.length === 0) throw new Error(`Route ${route.method} ${route.url} declares an empty list of scopes`);
     if (config.public) return;
     const scope = config.scope;
+    const challenge = config.bearerChallenge === true;
     appendRouteHook(route, 'onRequest', async (request) => {
-      const principal = await authenticator.authenticate(presentedToken(request), scope);
+      const presented = presentedToken(request);
+      const principal = await authenticator
+        .authenticate(presented, scope)
+        .catch((error) => Promise.reject(challenge ? asChallenge(error, presented.token !== undefined) : error));
       request.principal = principal;
       request.tenantId = principal.tenantId;
     });
   });
+}
+
+/** A token refused (403) as a 401 that asks for a bearer token; `invalid_token` when one was sent. */
+function asChallenge(error: unknown, tokenSent: boolean): unknown {
+  if (!(error instanceof ApiError) || error.statusCode !== 403) return error;
+  const challenge = tokenSent ? 'Bearer error="invalid_token"' : 'Bearer';
+  return new ApiError(401, 'unauthorized', error.text, undefined, undefined, { 'www-authenticate': challenge });
 }
 
 /** The principal of an authenticated request; routes inside `requireBearerToken` always have one. */

@@ -99,10 +99,17 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
     case 'FUNIL_REQUEST_DEADLINE':
       return serviceUnavailable();
   }
+  return apiErrorOf(error);
+}
+
+/** What a service's failure answers: its own SPEC §2 error, or the one its cause maps to (else a 500). */
+export function apiErrorOf(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
   if (isInvalidTextError(error)) return unstorableText();
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
-  if (error.statusCode === 400) return validationFailed([], messages.invalidRequest);
-  if (error.statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
-  if (error.statusCode === 415) return new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType);
+  const { statusCode } = error as { statusCode?: unknown };
+  if (statusCode === 400) return validationFailed([], messages.invalidRequest);
+  if (statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
+  if (statusCode === 415) return new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType);
   return new ApiError(500, 'internal_error', messages.internalError);
 }

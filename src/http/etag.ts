@@ -4,7 +4,11 @@ import type { ExpectedVersions } from '../db/precondition.js';
 
 /** SPEC §8: the ETag of a record is its version, as a strong entity tag. */
 export function setEtag(reply: FastifyReply, record: { version: number }): void {
-  reply.header('etag', `"${record.version}"`);
+  reply.header('etag', etagOf(record));
+}
+
+export function etagOf(record: { version: number }): string {
+  return `"${record.version}"`;
 }
 
 const STRONG_TAG = /^"(\d{1,9})"$/;
@@ -14,7 +18,11 @@ const STRONG_TAG = /^"(\d{1,9})"$/;
  * weak tags never match (If-Match compares strongly, RFC 9110 §13.1.1).
  */
 export function expectedVersions(request: FastifyRequest): ExpectedVersions {
-  const header = request.headers['if-match'];
+  return versionsOfIfMatch(request.headers['if-match']);
+}
+
+/** The versions an If-Match value names (see expectedVersions). */
+export function versionsOfIfMatch(header: string | undefined): ExpectedVersions {
   if (header === undefined || header.trim() === '*') return undefined;
   const versions: number[] = [];
   for (const tag of header.split(',')) {

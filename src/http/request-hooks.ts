@@ -24,6 +24,7 @@ export function installRequestHooks(app: FastifyInstance): void {
         route: request.routeOptions.url ?? null,
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        mcp: request.mcp,
       },
       'request',
     );

@@ -6,6 +6,7 @@ import type {
   onSendAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { Type } from 'typebox';
 import { withoutConnectionWaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
@@ -32,6 +33,8 @@ declare module 'fastify' {
      * holding a secret that is kept only encrypted): `store` before it is written, `replay` after it is read.
      */
     idempotentAnswer?: AnswerKeeping;
+    /** A POST route whose calls carry their own keys (MCP's `idempotencyKey`): the header is not read. */
+    ownIdempotency?: boolean;
   }
 }
 
@@ -43,6 +46,16 @@ export interface AnswerKeeping {
 const HEADER = 'idempotency-key';
 /** SPEC §7: 1–255 printable characters. */
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+
+/** SPEC §7's key as a value in a body (an MCP write's `idempotencyKey`). */
+export const IdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: KEY_SHAPE.source,
+  description:
+    'Optional: any unique text (a UUID) naming this write. Repeating the call with the same key and arguments ' +
+    'within 24 hours answers the first result again and changes nothing: safe retries.',
+});
 /** Headers of the first answer that a replay repeats. */
 const REPLAYED_HEADERS = ['etag', 'location', 'funil-upsert'];
 const PURGE_INTERVAL_MS = 60 * 60_000;
@@ -160,7 +173,7 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   // On the POST routes only: the other routes pay nothing for it.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!methods.includes('POST')) return;
+    if (!methods.includes('POST') || route.config?.ownIdempotency) return;
     appendRouteHook(route, 'preHandler', claimKey);
     appendRouteHook(route, 'onSend', recordAnswer);
     wrapRouteHandler(route, trackHandler);

@@ -1,37 +1,23 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
-import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { errorResponses, IdParams } from '../http/schemas.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
-import { leadFields } from './lead.fields.js';
+import type { Services } from '../services.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
 import { leadMessages } from './lead.messages.js';
 import { LEAD_SORT_KEYS } from './lead.repository.js';
-import { leadSchemas } from './lead.schemas.js';
-import { type ConvertLeadInput, LeadService } from './lead.service.js';
+import type { ConvertLeadInput } from './lead.service.js';
 import { leadSummary } from './lead-summary.js';
 import { LeadSummary, LeadSummaryQuery } from './lead-summary.schemas.js';
 
 interface LeadRoutesOptions {
-  db: Db;
-  config: Config;
+  services: Services;
   cursors: CursorCodec;
-  /** The most rows a filtered list page reads (RecordStore.list). */
-  listScanRows: number | undefined;
-  catalog: CustomFieldCatalog;
 }
 
-export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
-  app,
-  { db, config, cursors, listScanRows, catalog },
-) => {
-  const statuses = config.leadStatuses;
-  const fields = leadFields(statuses);
-  const schemas = leadSchemas(statuses, fields);
-  const service = new LeadService(db, statuses, { fields, scanRows: listScanRows, catalog });
+export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { services, cursors }) => {
+  const { db, leadStatuses: statuses, leadSchemas: schemas, leads: service } = services;
   registerRecordRoutes(app, {
     db,
     cursors,

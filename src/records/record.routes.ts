@@ -2,12 +2,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Scope } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
-import type { KeysetPage, ListedRows, SortKey } from '../db/keyset.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
-import { listPage } from '../http/list-page.js';
+import { listPage, listRequestOf, type RecordLister, type RecordListService } from '../http/list-page.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { Text } from '../shared/messages.js';
 import type { Actor, Stored, Upserted, UpsertKey } from './record.service.js';
@@ -15,8 +14,7 @@ import { type BatchService, registerBatchRoute } from './record-batch.routes.js'
 import { UpsertQuery } from './upsert-query.js';
 
 /** What the routes of a resource call: its service (leads, customers). */
-export interface RecordRouteService<Item extends { _id: string }> extends BatchService {
-  list(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<ListedRows<Item>>;
+export interface RecordRouteService<Item extends { _id: string }> extends BatchService, RecordListService<Item> {
   find(handle: Db, tenantId: string, id: string): Promise<Stored<unknown>>;
   create(handle: Db, actor: Actor, input: never): Promise<Stored<unknown>>;
   upsert(handle: Db, actor: Actor, key: UpsertKey, input: never): Promise<Upserted<unknown>>;
@@ -31,8 +29,7 @@ export interface RecordRouteService<Item extends { _id: string }> extends BatchS
   delete(handle: Db, actor: Actor, id: string, expected?: ExpectedVersions): Promise<void>;
 }
 
-export interface RecordRoutes<Item extends { _id: string }> {
-  db: Db;
+export interface RecordRoutes<Item extends { _id: string }> extends RecordLister<Item> {
   cursors: CursorCodec;
   service: RecordRouteService<Item>;
   /** `leads`: the path, the tag, and the plural in operation names. */
@@ -42,13 +39,6 @@ export interface RecordRoutes<Item extends { _id: string }> {
   scopes: { read: Scope; write: Scope };
   notFoundText: Text;
   schemas: { object: TSchema; list: TSchema; listQuery: TSchema; create: TSchema; update: TSchema; status: TSchema };
-  /** The validated query string as filters and a sort (each resource has filters of its own). */
-  listRequest(query: Record<string, unknown>): {
-    sort: { field: string; descending: boolean };
-    filters: object;
-    limit: number;
-  };
-  sortKeys: Readonly<Record<string, SortKey<Item>>>;
   statusSummary: string;
   /** Creates and updates can clash with a unique field of another record (409). */
   conflicts: boolean;
@@ -92,19 +82,8 @@ export function registerRecordRoutes<Item extends { _id: string }>(
       config: { scope: scopes.read },
     },
     async (request, reply) => {
-      const { tenantId } = principalOf(request);
-      const query = request.query as Record<string, unknown> & { sort?: string; cursor?: string };
-      const { sort, filters, limit } = resource.listRequest(query);
-      return listPage(request, reply, resource.cursors, {
-        tenantId,
-        sort: query.sort ?? '-createdAt',
-        key: resource.sortKeys[sort.field] as SortKey<Item>,
-        descending: sort.descending,
-        limit,
-        cursor: query.cursor,
-        filters,
-        fetch: (page) => service.list(db, tenantId, filters, page),
-      });
+      const query = request.query as Record<string, unknown>;
+      return listPage(request, reply, resource.cursors, listRequestOf(resource, principalOf(request).tenantId, query));
     },
   );
 

@@ -2,6 +2,7 @@ import { fieldMessage, fieldMessages, messages, type Text } from './messages.js'
 
 export type ErrorCode =
   | 'validation_failed'
+  | 'unauthorized'
   | 'forbidden'
   | 'not_found'
   | 'conflict'

@@ -72,6 +72,27 @@ for (const backend of ['pglite', 'postgres'] as const) {
       assert.equal(line.level, 30);
     });
 
+    it('an MCP request names its method, tool and error code, never its arguments (SPEC §19, §17)', async () => {
+      const call = (name: string, args: Record<string, unknown>) => ({
+        method: 'POST' as const,
+        url: `${API}/mcp`,
+        headers: { ...bearer(token), ...json, accept: 'application/json, text/event-stream' },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      const refused = await logged(call('create_lead', { name: MARKER }));
+      assert.equal(refused.res.statusCode, 200);
+      assert.equal(refused.produced.length, 1);
+      assert.deepEqual(refused.produced[0].mcp, {
+        method: 'tools/call',
+        tool: 'create_lead',
+        code: 'validation_failed',
+      });
+      assert.equal(refused.produced[0].route, `${API}/mcp`);
+      const found = await logged(call('search_leads', { q: `${MARKER}@example.com` }));
+      assert.deepEqual(found.produced[0].mcp, { method: 'tools/call', tool: 'search_leads' });
+      for (const line of [...refused.produced, ...found.produced]) assert.doesNotMatch(JSON.stringify(line), /zq-body/);
+    });
+
     it('logs the echoed incoming request id and the route pattern, not the raw path (SPEC §1.4, §12)', async () => {
       const created = await app.inject({
         method: 'POST',

@@ -1,0 +1,187 @@
+import { Type } from 'typebox';
+import { Customer } from '../customers/customer.schemas.js';
+import { EventListQuery, eventSchemas } from '../events/event.schemas.js';
+import { EVENT_TYPES } from '../events/event.service.js';
+import type { CursorCodec } from '../http/cursor.js';
+import { versionsOfIfMatch } from '../http/etag.js';
+import { IdParams } from '../http/schemas.js';
+import { LEAD_SORT_FIELDS, LeadListQuery, leadListRequest } from '../leads/lead.list.js';
+import { leadMessages } from '../leads/lead.messages.js';
+import { LEAD_SORT_KEYS } from '../leads/lead.repository.js';
+import type { ConvertLeadInput } from '../leads/lead.service.js';
+import { leadSummary } from '../leads/lead-summary.js';
+import {
+  DEFAULT_SUMMARY_DAYS,
+  LeadSummary,
+  LeadSummaryQuery,
+  MAX_SUMMARY_DAYS,
+} from '../leads/lead-summary.schemas.js';
+import type { Services } from '../services.js';
+import { notFound } from '../shared/errors.js';
+import { defineTool, IfMatchArgument, ifMatchOf, type McpTool, NextCursor, reworded } from './mcp-tool.js';
+import { answerOf, recordAnswer, recordTools, SEARCH_PAGE } from './record-tools.js';
+
+/** A lead's history a call reads at most, as a search's page. */
+const HISTORY_MAX = 100;
+
+/** The eight lead tools of SPEC §19, over the services the REST lead routes call. */
+export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
+  const { db, leads, leadStatuses: statuses, leadSchemas: schemas } = services;
+  const statusList = statuses.map((status) => `"${status}"`).join(', ');
+  const sorts = LEAD_SORT_FIELDS.join(', ');
+  const lead = recordAnswer('lead', schemas.Lead);
+  const won = statuses.includes('won');
+
+  const common = recordTools({
+    noun: 'lead',
+    scopes: { read: 'leads:read', write: 'leads:write' },
+    lister: {
+      db,
+      service: leads,
+      listRequest: (query) => leadListRequest(query as LeadListQuery, statuses),
+      sortKeys: LEAD_SORT_KEYS,
+    },
+    cursors,
+    schemas: {
+      object: schemas.Lead,
+      listItem: schemas.LeadListItem,
+      create: schemas.CreateLead,
+      update: schemas.UpdateLead,
+    },
+    search: {
+      query: LeadListQuery,
+      filters: ['q', 'status', 'source', 'scoreMin', 'scoreMax', 'createdSince', 'updatedSince'],
+      words: {
+        q: 'Part of the name, e-mail or phone, any case (at least 3 characters).',
+        status: `One pipeline status, or several separated by commas (a lead at any of them). The statuses, in pipeline order: ${statusList}.`,
+        source: 'Where the leads came from, exactly as recorded (e.g. "website", "instagram").',
+        createdSince: 'Only leads created at or after this time (ISO 8601, e.g. 2026-11-23T00:00:00Z).',
+        updatedSince: 'Only leads changed at or after this time (ISO 8601).',
+        sort: `The order: one of ${sorts}; a "-" before it sorts descending (e.g. "-score": highest score first). Default "-createdAt": newest first.`,
+      },
+    },
+    requiredFieldText: leadMessages.leadRequired,
+    descriptions: {
+      search:
+        'Find leads: the people and companies in the sales pipeline of this account. Filters combine (all must ' +
+        'match): q, status, source, score range, creation or change time. Returns {items, nextCursor}: each item ' +
+        'is a short lead (_id, name, email, status, score, lastContact, source, createdAt, updatedAt); call ' +
+        'get_lead for phone, notes and custom fields. A page may hold fewer than `limit` leads, even none, and ' +
+        'still have a nextCursor: while nextCursor is not null, more leads may match. Use it for questions such ' +
+        `as "which website leads are still new since Monday?" (status "${statuses[0]}", source "website", createdSince).`,
+      get:
+        'Read one lead by its _id: every field (name, email, phone, source, status, score 0–100, lastContact, ' +
+        'notes, externalId, customerId once converted, custom fields, createdAt, updatedAt). Returns {lead, ' +
+        'etag}. An unknown id is a not_found error.',
+      create:
+        `Add a new lead to the pipeline. Requires name, and an email or a phone. status defaults to "${statuses[0]}", ` +
+        'score (0–100) to 0; source says where the lead came from. `custom` holds values of the fields this ' +
+        'account defined for leads, by key. It does not look for duplicates: search_leads first when the person ' +
+        'may be there already. Returns {lead, etag}.',
+      update:
+        'Change some fields of a lead: put only the fields to change in `fields` (the others keep their values; ' +
+        'null or "" clears an optional one). To move a lead along the pipeline use set_lead_status; to turn it ' +
+        'into a customer, convert_lead. Returns {lead, etag}.',
+    },
+  });
+
+  const setStatus = defineTool({
+    name: 'set_lead_status',
+    title: 'Move a lead to another pipeline stage',
+    description:
+      `Move a lead to another stage of the sales pipeline, e.g. "mark Ana as contacted". The stages, in order: ${statusList}. ` +
+      'Returns {lead, etag}.',
+    scope: 'leads:write',
+    effect: 'change',
+    input: Type.Object(
+      { id: IdParams.properties.id, status: schemas.UpdateLeadStatus.properties.status, etag: IfMatchArgument },
+      { additionalProperties: false },
+    ),
+    output: lead,
+    async run(call, { id, status, etag }) {
+      const expected = versionsOfIfMatch(ifMatchOf(etag));
+      return answerOf('lead', await leads.setStatus(db, call.actor, id, status, expected));
+    },
+  });
+
+  const convert = defineTool({
+    name: 'convert_lead',
+    title: 'Turn a lead into a customer',
+    description:
+      "Turn a lead into a customer (a deal won). In one step: links the customer that has the lead's e-mail, " +
+      "or creates one from the lead's name, e-mail and phone and the optional `customer` fields; sets the " +
+      `lead's customerId${won ? ' and its status to "won"' : ''}. The lead needs an e-mail. Converting a lead ` +
+      'converted already changes nothing and answers the same. Returns {lead, customer, created}: created is ' +
+      'true when the customer was new.',
+    scope: ['leads:write', 'customers:write'],
+    effect: 'change',
+    input: Type.Object(
+      { id: IdParams.properties.id, customer: Type.Optional(schemas.ConvertLead) },
+      { additionalProperties: false },
+    ),
+    output: schemas.LeadConversion,
+    async run(call, { id, customer }) {
+      const conversion = await leads.convert(db, call.actor, id, (customer ?? {}) as ConvertLeadInput);
+      return { lead: conversion.lead.object, customer: conversion.customer.object, created: conversion.created };
+    },
+  });
+
+  const { Event } = eventSchemas(schemas.Lead, Customer);
+  const history = defineTool({
+    name: 'lead_history',
+    title: "A lead's history",
+    description:
+      'Every change made to one lead, oldest first: lead.created, lead.updated, lead.status_changed, ' +
+      'lead.converted, lead.deleted. Each event has occurredAt, the token that made it (actor.tokenId), the ' +
+      'fields it changed (data.changedFields) with their former values (data.previous), and the lead after it ' +
+      '(data.object). Also for a deleted lead, while its events are kept. Returns {items, nextCursor}.',
+    scope: 'leads:read',
+    effect: 'read',
+    input: Type.Object(
+      {
+        id: IdParams.properties.id,
+        cursor: reworded(EventListQuery.properties.after, 'The `nextCursor` of the previous result, to read on.'),
+        limit: reworded(
+          EventListQuery.properties.limit,
+          `How many events to return, 1–${HISTORY_MAX} (default ${SEARCH_PAGE}).`,
+          { maximum: HISTORY_MAX, default: SEARCH_PAGE },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object({ items: Type.Array(Event), nextCursor: NextCursor }, { additionalProperties: false }),
+    async run(call, { id, cursor, limit }) {
+      const { events, more } = await services.events.feed({
+        tenantId: call.tenantId,
+        scopes: call.scopes,
+        after: cursor,
+        types: EVENT_TYPES.lead,
+        objectId: id,
+        limit: limit ?? SEARCH_PAGE,
+      });
+      // No event and no lead: an id this tenant never had (or whose events are long gone), as get_lead says.
+      if (events.length === 0 && cursor === undefined && !(await leads.lookup(db, call.tenantId, id))) {
+        throw notFound(leadMessages.leadNotFound);
+      }
+      return { items: events, nextCursor: more ? (events[events.length - 1]?.id ?? null) : null };
+    },
+  });
+
+  const summary = defineTool({
+    name: 'pipeline_summary',
+    title: 'The pipeline in numbers',
+    description:
+      `Counts of the leads created in a period (default: the last ${DEFAULT_SUMMARY_DAYS} UTC days, today included; ` +
+      `at most ${MAX_SUMMARY_DAYS} days), optionally of one source: total, byStatus (every stage in pipeline ` +
+      `order: ${statusList}), bySource (largest first; null: no source) and perDay (each UTC day). For "how is ` +
+      'the pipeline doing?" or "how many leads came from the website this month?".',
+    scope: 'leads:read',
+    effect: 'read',
+    input: LeadSummaryQuery,
+    output: LeadSummary,
+    run: (call, query) => leadSummary(db, call.tenantId, statuses, query),
+  });
+
+  const [search, get, create, update] = common as [McpTool, McpTool, McpTool, McpTool];
+  return [search, get, create, update, setStatus, convert, history, summary];
+}

@@ -1,0 +1,34 @@
+/** Each tool in one line, for people: the /docs page's guide and the README show these. */
+export const TOOL_SUMMARIES: Readonly<Record<string, readonly [scope: string, summary: string]>> = {
+  search_leads: ['leads:read', 'leads by text, status, source, score, creation or change time; pages by `nextCursor`'],
+  get_lead: ['leads:read', 'one lead, every field, with its `etag`'],
+  create_lead: ['leads:write', 'a new lead (name, and an e-mail or a phone)'],
+  update_lead: ['leads:write', 'some fields of a lead, optionally only if its `etag` still matches'],
+  set_lead_status: ['leads:write', 'moves a lead to another pipeline stage'],
+  convert_lead: ['leads:write + customers:write', 'turns a lead into a customer (SPEC §13)'],
+  lead_history: ['leads:read', "a lead's changes, oldest first (the change feed's events)"],
+  pipeline_summary: ['leads:read', 'leads of a period by status, by source and per day'],
+  search_customers: ['customers:read', 'customers by text, e-mail, status, type, creation or change time'],
+  get_customer: ['customers:read', 'one customer, with its `etag`'],
+  create_customer: ['customers:write', 'a new customer (name and a free e-mail)'],
+  update_customer: ['customers:write', 'some fields of a customer, optionally only if its `etag` still matches'],
+};
+
+/** The MCP section of the external API's description, which /docs shows. */
+export function mcpGuide(path: string): string {
+  return [
+    '## AI assistants (MCP)',
+    '',
+    `\`POST ${path}\` is a [Model Context Protocol](https://modelcontextprotocol.io) server for AI assistants:`,
+    'Streamable HTTP, stateless, JSON answers, protocol versions 2025-06-18 and 2025-11-25. It takes the tokens',
+    "of this API, with its scopes, rate limit and tenant walls; its writes are this API's writes, with their",
+    'events. Point a client at `https://<host>' + path + '` with the header `Authorization: Bearer <token>`;',
+    "without a usable token the answer is a 401 with `WWW-Authenticate: Bearer`. The token's scopes decide",
+    'which tools `tools/list` shows. A write takes an optional `idempotencyKey`; a failure is a tool result',
+    'with `isError: true` and the error body described above as `structuredContent`.',
+    '',
+    '| tool | scope | what it does |',
+    '|---|---|---|',
+    ...Object.entries(TOOL_SUMMARIES).map(([name, [scope, summary]]) => `| \`${name}\` | ${scope} | ${summary} |`),
+  ].join('\n');
+}

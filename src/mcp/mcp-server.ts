@@ -1,0 +1,55 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type Implementation,
+  InitializeRequestSchema,
+  type InitializeResult,
+  ListToolsRequestSchema,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyRequest } from 'fastify';
+import { principalOf } from '../http/authenticate.js';
+import { PACKAGE_VERSION } from '../shared/version.js';
+import type { McpToolbox } from './mcp-toolbox.js';
+
+/** SPEC §19: the protocol versions Funil speaks, newest first (the one offered to a client asking for another). */
+export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18'];
+
+const SERVER_INFO: Implementation = { name: 'funil', title: 'Funil', version: PACKAGE_VERSION };
+const CAPABILITIES: ServerCapabilities = { tools: { listChanged: false } };
+
+/** What the server tells a model about itself when a client connects. */
+export function instructionsFor(leadStatuses: readonly string[]): string {
+  return [
+    "Funil keeps one account's sales leads and its customer register.",
+    `Leads move through the pipeline stages ${leadStatuses.map((s) => `"${s}"`).join(' → ')}; a won lead becomes a customer with convert_lead.`,
+    'Records are named by their `_id` (a UUID): find it with search_leads or search_customers.',
+    'Reading or changing one record returns its `etag`; pass it back as `etag` to change the record only if nobody changed it since.',
+    'Pass `idempotencyKey` (e.g. a fresh UUID) to a write you may retry: a retry with the same key and arguments changes nothing twice.',
+    'A failure is a result with isError: its `code` says what went wrong (validation_failed, not_found, conflict, precondition_failed, forbidden) and `details` names the arguments to correct.',
+  ].join('\n');
+}
+
+/**
+ * The SDK's low-level `Server` for one HTTP request: stateless, so each request gets its own
+ * (the SDK's advice: one server per request, so that JSON-RPC ids of concurrent clients never meet).
+ * The low-level server, not `McpServer`: Funil's tools carry JSON Schemas made from TypeBox, and an
+ * unknown tool must be a JSON-RPC error, where `McpServer` answers it with an `isError` result.
+ */
+export function mcpServerFor(request: FastifyRequest, toolbox: McpToolbox, instructions: string): Server {
+  const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, instructions });
+  server.setRequestHandler(
+    InitializeRequestSchema,
+    ({ params }): InitializeResult => ({
+      protocolVersion: PROTOCOL_VERSIONS.includes(params.protocolVersion)
+        ? params.protocolVersion
+        : (PROTOCOL_VERSIONS[0] as string),
+      capabilities: CAPABILITIES,
+      serverInfo: SERVER_INFO,
+      instructions,
+    }),
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolbox.list(principalOf(request).scopes) }));
+  server.setRequestHandler(CallToolRequestSchema, ({ params }) => toolbox.call(request, params.name, params.arguments));
+  return server;
+}

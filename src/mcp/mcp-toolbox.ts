@@ -1,0 +1,137 @@
+import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ValidateFunction } from 'ajv';
+import type { FastifyRequest } from 'fastify';
+import { type TObject, type TSchema, Type } from 'typebox';
+import { authMessages } from '../auth/auth.messages.js';
+import { lackingScopes } from '../auth/scopes.js';
+import type { Db } from '../db/database.js';
+import { actorOf, principalOf } from '../http/authenticate.js';
+import { apiErrorOf, errorBody, schemaError } from '../http/error-handler.js';
+import { ErrorBody } from '../http/schemas.js';
+import { bodyValidator } from '../http/validation.js';
+import { IdempotencyKey } from '../idempotency/idempotency.plugin.js';
+import { forbidden } from '../shared/errors.js';
+import type { McpTool, ToolCall } from './mcp-tool.js';
+import { ToolIdempotency, type ToolOutcome } from './tool-idempotency.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What an MCP request did, for its log line: the JSON-RPC method, the tool, the error code. */
+    mcp?: { method?: string; tool?: string; code?: string };
+  }
+}
+
+interface PreparedTool {
+  readonly tool: McpTool;
+  readonly validate: ValidateFunction;
+  /** Its entry in `tools/list`. */
+  readonly listing: Tool;
+}
+
+/** The `_meta` key of a result that repeats an earlier call's (the REST API's `Idempotent-Replayed: true`). */
+const REPLAYED = 'funil/idempotentReplayed';
+
+/**
+ * The tools an MCP request may call, and how a call runs (SPEC §19): its arguments checked by the
+ * Ajv and the phrases of REST bodies, its scope by the token's, its `idempotencyKey` by §7's rules;
+ * any failure a REST route would answer with a §2 error is a result with `isError: true` and that
+ * error as `structuredContent`.
+ */
+export class McpToolbox {
+  readonly #tools = new Map<string, PreparedTool>();
+  readonly #idempotency: ToolIdempotency;
+
+  constructor(tools: readonly McpTool[], db: Db) {
+    const ajv = bodyValidator();
+    for (const tool of tools) {
+      const input = tool.effect === 'read' ? tool.input : withIdempotencyKey(tool.input);
+      this.#tools.set(tool.name, { tool, validate: ajv.compile(input), listing: listingOf(tool, input) });
+    }
+    this.#idempotency = new ToolIdempotency(db);
+  }
+
+  /** `tools/list`: the tools the token's scopes allow. */
+  list(scopes: ReadonlySet<string>): Tool[] {
+    return [...this.#tools.values()]
+      .filter(({ tool }) => lackingScopes(tool.scope, scopes) === undefined)
+      .map(({ listing }) => listing);
+  }
+
+  /** `tools/call`. An unknown tool is a JSON-RPC error (-32602), as SPEC §19 and MCP 2025-11-25 ask. */
+  async call(request: FastifyRequest, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+    const prepared = this.#tools.get(name);
+    if (!prepared) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const outcome = await this.#outcome(request, prepared, args);
+    if (request.mcp) request.mcp.tool = name;
+    if (outcome.status >= 400 && request.mcp) request.mcp.code = (outcome.body as { code?: string }).code;
+    return {
+      content: [{ type: 'text', text: JSON.stringify(outcome.body) }],
+      structuredContent: outcome.body as Record<string, unknown>,
+      ...(outcome.status >= 400 && { isError: true }),
+      ...(outcome.replayed && { _meta: { [REPLAYED]: true } }),
+    };
+  }
+
+  async #outcome(request: FastifyRequest, { tool, validate }: PreparedTool, args: Record<string, unknown>) {
+    const fail = (error: unknown): ToolOutcome => failure(request, error);
+    try {
+      const { tenantId, tokenId, scopes } = principalOf(request);
+      const lacking = lackingScopes(tool.scope, scopes);
+      if (lacking !== undefined) throw forbidden(authMessages.scopeLacking(lacking));
+      if (!validate(args)) throw schemaError(validate.errors ?? [], 'arguments', tool.requiredFieldText);
+      const { idempotencyKey, ...toolArgs } = args as { idempotencyKey?: string };
+      const call: ToolCall = { tenantId, scopes, actor: actorOf(request) };
+      const attempt = () => tool.run(call, toolArgs).then((body): ToolOutcome => ({ status: 200, body }), fail);
+      if (idempotencyKey === undefined) return await attempt();
+      const owner = { tenantId, tokenId, key: idempotencyKey };
+      return await this.#idempotency.run(owner, { tool: tool.name, args: toolArgs }, attempt, {
+        fail,
+        log: request.log,
+      });
+    } catch (error) {
+      return fail(error);
+    }
+  }
+}
+
+/** An error as the REST API would answer it: its §2 body, in the caller's language; unexpected ones logged. */
+function failure(request: FastifyRequest, error: unknown): ToolOutcome {
+  const apiError = apiErrorOf(error);
+  if (apiError.code === 'internal_error') request.log.error({ err: error }, 'tool call failed');
+  else if (apiError.statusCode >= 500 && apiError !== error) {
+    request.log.warn({ err: error }, 'tool call failed: service unavailable');
+  }
+  return { status: apiError.statusCode, body: errorBody(apiError, request) };
+}
+
+function withIdempotencyKey(input: TObject): TObject {
+  return Type.Object(
+    { ...input.properties, idempotencyKey: Type.Optional(IdempotencyKey) },
+    { additionalProperties: false },
+  );
+}
+
+function listingOf(tool: McpTool, input: TObject): Tool {
+  const read = tool.effect === 'read';
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: published(input) as Tool['inputSchema'],
+    // SDK clients check structuredContent against it even on an isError result, so it admits the §2 error too.
+    outputSchema: { type: 'object', anyOf: [published(tool.output), published(ErrorBody)] },
+    annotations: {
+      title: tool.title,
+      readOnlyHint: read,
+      ...(!read && { destructiveHint: tool.effect === 'change', idempotentHint: tool.effect === 'change' }),
+      openWorldHint: false,
+    },
+  };
+}
+
+/** A schema as clients see it: plain JSON Schema, without the Ajv keyword that trims strings server-side. */
+function published(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(
+    JSON.stringify(schema, (key, value) => (key === 'transform' && Array.isArray(value) ? undefined : value)),
+  );
+}

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { withoutConnectionWaitBudget } from '../db/connection-wait.js';
+import type { Db } from '../db/database.js';
+import { IdempotencyRepository, type KeyOwner } from '../idempotency/idempotency.repository.js';
+import { ApiError } from '../shared/errors.js';
+import type { Text } from '../shared/messages.js';
+
+/** A tool call's outcome as the REST route would have answered it: its status, and its JSON. */
+export interface ToolOutcome {
+  readonly status: number;
+  readonly body: object;
+  /** The answer of an earlier call with the same key, repeated. */
+  readonly replayed?: boolean;
+}
+
+const messages = {
+  keyReused: {
+    pt: 'Este idempotencyKey já foi usado com outra ferramenta ou outros argumentos.',
+    en: 'This idempotencyKey was already used with another tool or other arguments.',
+  },
+  inProgress: {
+    pt: 'A primeira chamada com este idempotencyKey ainda está em andamento. Tente de novo em instantes.',
+    en: 'The first call with this idempotencyKey is still in progress. Retry shortly.',
+  },
+} as const satisfies Record<string, Text>;
+
+/**
+ * SPEC §7 for MCP writes: the same token, `idempotencyKey`, tool and arguments within 24 hours
+ * answer the first outcome again and change nothing; another tool or other arguments are a 422, a
+ * first call still running a 409. The keys are the REST API's (one table, one owner per key), so a
+ * key is spent once whichever way it came.
+ */
+export class ToolIdempotency {
+  readonly #records: IdempotencyRepository;
+
+  constructor(db: Db) {
+    this.#records = new IdempotencyRepository(db);
+  }
+
+  /** `fail` turns an error into its outcome (the §2 body, in the caller's language). */
+  async run(
+    owner: KeyOwner,
+    call: { tool: string; args: unknown },
+    attempt: () => Promise<ToolOutcome>,
+    { fail, log }: { fail: (error: ApiError) => ToolOutcome; log: FastifyBaseLogger },
+  ): Promise<ToolOutcome> {
+    const claim = await this.#records.claim(owner, callHash(call.tool, call.args));
+    switch (claim.kind) {
+      case 'mismatch':
+        return fail(new ApiError(422, 'idempotency_key_reused', messages.keyReused));
+      case 'in-progress':
+        return fail(new ApiError(409, 'conflict', messages.inProgress));
+      case 'replay':
+        return { status: claim.response.status, body: JSON.parse(claim.response.body), replayed: true };
+      case 'claimed':
+        break;
+    }
+    let outcome: ToolOutcome | undefined;
+    try {
+      outcome = await attempt();
+      return outcome;
+    } finally {
+      // As on REST: a refused call (400) or a failure (5xx, or a throw) did nothing, so its key stays free for a retry.
+      // Bookkeeping, outside the request's budget for waiting on connections; its failure leaves the outcome
+      // right (a retry waits the claim out, then runs again), so it is logged, not answered.
+      await withoutConnectionWaitBudget(() =>
+        outcome === undefined || outcome.status === 400 || outcome.status >= 500
+          ? this.#records.release(owner)
+          : this.#records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) }),
+      ).catch((error) => log.error({ err: error }, 'could not record the outcome of an idempotent tool call'));
+    }
+  }
+}
+
+/** What makes two calls "the same": the tool and its validated arguments, the key aside. */
+function callHash(tool: string, args: unknown): string {
+  return createHash('sha256').update(`MCP ${tool}\n`).update(JSON.stringify(args)).digest('hex');
+}

@@ -1,0 +1,45 @@
+import type { Config } from './config.js';
+import { customerFields } from './customers/customer.fields.js';
+import { CustomerService } from './customers/customer.service.js';
+import type { Db } from './db/database.js';
+import { EventRepository } from './events/event.repository.js';
+import { EventService } from './events/event.service.js';
+import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
+import { type LeadFields, leadFields } from './leads/lead.fields.js';
+import { leadSchemas } from './leads/lead.schemas.js';
+import { LeadService } from './leads/lead.service.js';
+
+/**
+ * The services behind every way into a tenant's data: the REST routes and the MCP tools call the
+ * same instances, so a rule, an event or a cache (the tenants' own fields) is the same for both.
+ */
+export interface Services {
+  readonly db: Db;
+  /** FUNIL_LEAD_STATUSES, in pipeline order. */
+  readonly leadStatuses: readonly string[];
+  readonly leadFields: LeadFields;
+  readonly leadSchemas: ReturnType<typeof leadSchemas>;
+  readonly leads: LeadService;
+  readonly customers: CustomerService;
+  readonly events: EventService;
+  /** One copy of each tenant's fields, which the routes that change them keep current. */
+  readonly catalog: CustomFieldCatalog;
+}
+
+/** `listScanRows`: the most rows a filtered list page reads (RecordStore.list). */
+export function buildServices(db: Db, config: Config, listScanRows: number | undefined): Services {
+  const leadStatuses = config.leadStatuses;
+  const fields = leadFields(leadStatuses);
+  const catalog = new CustomFieldCatalog();
+  const customers = new CustomerService(db, listScanRows, catalog);
+  return {
+    db,
+    leadStatuses,
+    leadFields: fields,
+    leadSchemas: leadSchemas(leadStatuses, fields),
+    leads: new LeadService(db, leadStatuses, { fields, scanRows: listScanRows, catalog, customers }),
+    customers,
+    events: new EventService(new EventRepository(db), { lead: fields, customer: customerFields }),
+    catalog,
+  };
+}
