@@ -26,9 +26,15 @@ export const CustomValues = Type.Unsafe<Record<string, CustomValue>>({
 export const CustomInput = Type.Unsafe<CustomPatch>({
   type: 'object',
   maxProperties: CUSTOM_LIMITS.fieldsPerResource,
-  // Arrays of any items here: a multiselect's items are checked with the tenant's field, naming `custom.<key>`.
+  // Arrays of any plain items here: a multiselect's items are checked with the tenant's field, naming `custom.<key>`.
   additionalProperties: {
-    anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'array' }, { type: 'null' }],
+    anyOf: [
+      { type: 'string' },
+      { type: 'number' },
+      { type: 'boolean' },
+      { type: 'array', items: { type: ['string', 'number', 'boolean', 'null'] } },
+      { type: 'null' },
+    ],
   },
   description:
     'Values of your own fields (`GET /fields`), by key. Merged into what the record holds: keys not sent keep ' +

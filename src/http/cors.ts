@@ -9,6 +9,8 @@ export const CORS_ALLOWED_HEADERS = [
   'If-Match',
   'X-Request-Id',
   'Accept-Language',
+  // MCP (SPEC §19): a client sends the protocol version it negotiated.
+  'Mcp-Protocol-Version',
 ];
 
 /** What a browser page may read besides the CORS-safelisted headers. */
@@ -22,6 +24,8 @@ export const CORS_EXPOSED_HEADERS = [
   'RateLimit-Remaining',
   'RateLimit-Reset',
   'Retry-After',
+  // MCP's 401 (SPEC §19) says how to authenticate.
+  'WWW-Authenticate',
 ];
 
 /** How long a browser may reuse a preflight answer; short, so a changed origin list takes effect soon. */

@@ -44,6 +44,7 @@ export function installJsonParser(app: FastifyInstance): void {
     if (text === '') return done(null, undefined);
     try {
       const value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+      if (nestedTooDeep(text)) return done(validationFailed([], messages.nestedTooDeep(MAX_JSON_DEPTH)), undefined);
       if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
         return done(validationFailed([], messages.invalidUnicode), undefined);
       }
@@ -53,6 +54,34 @@ export function installJsonParser(app: FastifyInstance): void {
       return done(validationFailed([], poisoned ? messages.forbiddenJsonKey : messages.malformedJson), undefined);
     }
   });
+}
+
+/**
+ * Far deeper than any body the API takes (an MCP tool call's: six levels), and far below what overflows the stack
+ * of the JSON.stringify that hashes a body for its Idempotency-Key: JSON.parse takes 500,000 levels,
+ * JSON.stringify does not.
+ */
+const MAX_JSON_DEPTH = 64;
+
+/** `"`, `\\`, `[`, `]`, `{`, `}` */
+const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d];
+
+/** Whether valid JSON text nests arrays and objects deeper than MAX_JSON_DEPTH. */
+function nestedTooDeep(text: string): boolean {
+  if (text.length <= 2 * MAX_JSON_DEPTH) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (code === CLOSE_BRACKET || code === CLOSE_BRACE) depth--;
+  }
+  return false;
 }
 
 /** Only a `\uD800`–`\uDFFF` escape can put a lone surrogate in parsed JSON; raw bytes decode to U+FFFD. */

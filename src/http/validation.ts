@@ -5,6 +5,7 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import addKeywords from 'ajv-keywords';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { FieldIssue } from '../shared/errors.js';
+import { isUuid } from '../shared/ids.js';
 import { fieldMessage, fieldMessages, type Text } from '../shared/messages.js';
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
@@ -29,6 +30,8 @@ function createAjv(options: Options): Ajv {
   addKeywords.default(ajv, ['transform']);
   // "" is how web forms say "no value" (SPEC §3), so an optional e-mail may be empty; required ones set minLength.
   ajv.addFormat('email', { type: 'string', validate: (value: string) => value === '' || EMAIL.test(value) });
+  // ajv-formats' uuid admits a `urn:uuid:` prefix, which PostgreSQL's uuid type does not: the path ids' rule instead.
+  ajv.addFormat('uuid', { type: 'string', validate: isUuid });
   // RFC 3339 allows values a Date cannot hold (a leap second, 23:59:60): those are refused here, not stored as NaN.
   ajv.addFormat('date-time', { type: 'string', validate: (value: string) => isDateTime(value) });
   return ajv;

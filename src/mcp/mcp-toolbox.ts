@@ -1,5 +1,5 @@
 import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import { type TObject, type TSchema, Type } from 'typebox';
 import { authMessages } from '../auth/auth.messages.js';
@@ -10,7 +10,8 @@ import { apiErrorOf, errorBody, schemaError } from '../http/error-handler.js';
 import { ErrorBody } from '../http/schemas.js';
 import { bodyValidator } from '../http/validation.js';
 import { IdempotencyKey } from '../idempotency/idempotency.plugin.js';
-import { forbidden } from '../shared/errors.js';
+import { type ApiError, forbidden, validationFailed } from '../shared/errors.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import type { McpTool, ToolCall } from './mcp-tool.js';
 import { ToolIdempotency, type ToolOutcome } from './tool-idempotency.js';
 
@@ -18,6 +19,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What an MCP request did, for its log line: the JSON-RPC method, the tool, the error code. */
     mcp?: { method?: string; tool?: string; code?: string };
+    /** A tool call's failure of the server itself (5xx), which the route answers as REST would. */
+    mcpFailure?: ApiError;
   }
 }
 
@@ -57,13 +60,18 @@ export class McpToolbox {
       .map(({ listing }) => listing);
   }
 
-  /** `tools/call`. An unknown tool is a JSON-RPC error (-32602), as SPEC §19 and MCP 2025-11-25 ask. */
-  async call(request: FastifyRequest, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  /**
+   * `tools/call`. An unknown tool is a JSON-RPC error (-32602), as SPEC §19 and MCP 2025-11-25 ask.
+   * A failure of the server itself (5xx) is left in `request.mcpFailure`, for the route to answer
+   * as REST would: a 503 with Retry-After tells a client more than a tool result can.
+   */
+  async call(request: FastifyRequest, name: string, args: unknown = {}): Promise<CallToolResult> {
     const prepared = this.#tools.get(name);
     if (!prepared) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const outcome = await this.#outcome(request, prepared, args);
-    if (request.mcp) request.mcp.tool = name;
-    if (outcome.status >= 400 && request.mcp) request.mcp.code = (outcome.body as { code?: string }).code;
+    request.mcp = { ...request.mcp, tool: name };
+    if (outcome.status >= 400) request.mcp.code = (outcome.body as { code?: string }).code;
+    if (outcome.failed) request.mcpFailure = outcome.failed;
     return {
       content: [{ type: 'text', text: JSON.stringify(outcome.body) }],
       structuredContent: outcome.body as Record<string, unknown>,
@@ -72,13 +80,14 @@ export class McpToolbox {
     };
   }
 
-  async #outcome(request: FastifyRequest, { tool, validate }: PreparedTool, args: Record<string, unknown>) {
+  async #outcome(request: FastifyRequest, { tool, validate }: PreparedTool, args: unknown) {
     const fail = (error: unknown): ToolOutcome => failure(request, error);
     try {
       const { tenantId, tokenId, scopes } = principalOf(request);
       const lacking = lackingScopes(tool.scope, scopes);
       if (lacking !== undefined) throw forbidden(authMessages.scopeLacking(lacking));
-      if (!validate(args)) throw schemaError(validate.errors ?? [], 'arguments', tool.requiredFieldText);
+      if (!isPlainObject(args)) throw validationFailed([{ field: 'arguments', message: ARGUMENTS_OBJECT }]);
+      if (!validate(args)) throw argumentsRefused(validate.errors ?? [], tool);
       const { idempotencyKey, ...toolArgs } = args as { idempotencyKey?: string };
       const call: ToolCall = { tenantId, scopes, actor: actorOf(request) };
       const attempt = () => tool.run(call, toolArgs).then((body): ToolOutcome => ({ status: 200, body }), fail);
@@ -101,7 +110,23 @@ function failure(request: FastifyRequest, error: unknown): ToolOutcome {
   else if (apiError.statusCode >= 500 && apiError !== error) {
     request.log.warn({ err: error }, 'tool call failed: service unavailable');
   }
-  return { status: apiError.statusCode, body: errorBody(apiError, request) };
+  const body = errorBody(apiError, request);
+  return { status: apiError.statusCode, body, ...(apiError.statusCode >= 500 && { failed: apiError }) };
+}
+
+const ARGUMENTS_OBJECT = fieldMessage('arguments', fieldMessages.type('object'));
+
+/**
+ * The 400 of arguments the schema refused. A tool's `requiredFieldText` (the REST route's message
+ * for a missing required field) speaks of the record, so it is not used when the fault is the key.
+ */
+function argumentsRefused(errors: readonly Partial<ErrorObject>[], tool: McpTool) {
+  const aboutKey = errors[0]?.instancePath === '/idempotencyKey';
+  return schemaError(errors, 'arguments', aboutKey ? undefined : tool.requiredFieldText);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function withIdempotencyKey(input: TObject): TObject {

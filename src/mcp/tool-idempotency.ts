@@ -12,6 +12,8 @@ export interface ToolOutcome {
   readonly body: object;
   /** The answer of an earlier call with the same key, repeated. */
   readonly replayed?: boolean;
+  /** A failure of the server (5xx), which the route answers as REST would. */
+  readonly failed?: ApiError;
 }
 
 const messages = {

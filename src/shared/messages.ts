@@ -18,6 +18,10 @@ export const messages = {
     pt: 'O corpo da requisição contém uma chave proibida (__proto__ ou constructor.prototype).',
     en: 'The request body contains a forbidden key (__proto__ or constructor.prototype).',
   },
+  nestedTooDeep: (levels: number): Text => ({
+    pt: `O corpo da requisição tem mais de ${levels} níveis de objetos e listas aninhados.`,
+    en: `The request body nests objects and arrays more than ${levels} levels deep.`,
+  }),
   invalidUnicode: {
     pt: 'O corpo da requisição contém texto Unicode inválido (surrogate isolado).',
     en: 'The request body contains invalid Unicode text (a lone surrogate).',

@@ -17,7 +17,8 @@ const ANSWER_WITHIN_MS = 5_000;
 const RECOVER_WITHIN_MS = 10_000;
 
 interface Call {
-  kind: 'write' | 'read';
+  /** `mcp`: a search through the MCP endpoint (SPEC §19), which must fail as REST does: a 503. */
+  kind: 'write' | 'read' | 'mcp';
   startedAt: number;
   answer?: HttpAnswer;
   failure?: string;
@@ -176,8 +177,24 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
                   json: { name: `Outage ${worker}-${i}`, phone: String(i) },
                   timeoutMs: 15_000,
                 })
-              : await send(`${url}${API}/leads?limit=5`, { headers: auth, timeoutMs: 15_000 });
+              : kind === 'mcp'
+                ? await send(`${url}${API}/mcp`, {
+                    method: 'POST',
+                    headers: { ...auth, accept: 'application/json, text/event-stream' },
+                    json: {
+                      jsonrpc: '2.0',
+                      id: i,
+                      method: 'tools/call',
+                      params: { name: 'search_leads', arguments: { limit: 5 } },
+                    },
+                    timeoutMs: 15_000,
+                  })
+                : await send(`${url}${API}/leads?limit=5`, { headers: auth, timeoutMs: 15_000 });
           if (call.answer.status === 201) created.add(call.answer.body._id);
+          const result = call.answer.body?.result;
+          if (kind === 'mcp' && call.answer.status === 200 && (result === undefined || result.isError)) {
+            call.failure = `an MCP search answered 200 without its result: ${JSON.stringify(call.answer.body)}`;
+          }
         } catch (error) {
           call.failure = String(error);
         }
@@ -188,6 +205,7 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
     const workers = [
       ...Array.from({ length: 6 }, (_, w) => loop('write', w)),
       ...Array.from({ length: 3 }, (_, w) => loop('read', w)),
+      loop('mcp', 0),
     ];
     const load = {
       calls,
@@ -254,7 +272,7 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
       assertServiceUnavailable(call.answer, call.kind);
 
     const during = answered.filter((c) => c.startedAt >= window.from && c.startedAt + c.answer.ms <= window.to);
-    assert.ok(during.some((c) => c.kind === 'write') && during.some((c) => c.kind === 'read'));
+    assert.ok(['write', 'read', 'mcp'].every((kind) => during.some((c) => c.kind === kind)));
     assert.deepEqual(
       during.filter((c) => c.answer.status !== 503).map((c) => `${c.kind} ${c.answer.status}`),
       [],

@@ -18,6 +18,7 @@ const EXPOSED = [
   'ratelimit-remaining',
   'ratelimit-reset',
   'retry-after',
+  'www-authenticate',
 ];
 const ALLOWED_REQUEST_HEADERS = [
   'authorization',
@@ -26,6 +27,7 @@ const ALLOWED_REQUEST_HEADERS = [
   'if-match',
   'x-request-id',
   'accept-language',
+  'mcp-protocol-version',
 ];
 
 /** A header's comma list, lower-cased, as a browser reads it. */

@@ -214,6 +214,81 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
     }
   });
 
+  test('malformed tools/call params: no name is -32602; null arguments are none; other non-objects fail the tool', async () => {
+    const headers = { 'mcp-protocol-version': '2025-11-25', 'accept-language': 'en' };
+    const call = async (params: unknown) => {
+      const res = await post({ jsonrpc: '2.0', id: 'c1', method: 'tools/call', params }, headers);
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      assert.equal(body.id, 'c1');
+      return body;
+    };
+    for (const params of [{}, { name: 42 }, { arguments: {} }, null, 'search_leads']) {
+      assert.equal((await call(params)).error?.code, -32602, JSON.stringify(params));
+    }
+    const none = await call({ name: 'search_leads', arguments: null });
+    assert.equal(none.result.isError, undefined);
+    assert.ok(Array.isArray(none.result.structuredContent.items));
+    for (const args of [[], 'x', 7, true]) {
+      const refused = await call({ name: 'create_lead', arguments: args });
+      assert.equal(refused.result.isError, true, JSON.stringify(args));
+      assert.equal(refused.result.structuredContent.code, 'validation_failed');
+      assert.deepEqual(refused.result.structuredContent.details, [
+        { field: 'arguments', message: "Field 'arguments': must be of type object." },
+      ]);
+    }
+    assert.equal((await call({ name: 'no_such_tool', arguments: [] })).error?.code, -32602);
+    // The scope is checked first, as REST checks it before the body.
+    const reader = await ctx.token(tenant.id, ['leads:read']);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${reader.token}`,
+        'content-type': 'application/json',
+        accept: STREAMABLE_ACCEPT,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'create_lead', arguments: [] },
+      }),
+    });
+    assert.equal((await res.json()).result.structuredContent.code, 'forbidden');
+  });
+
+  test('the REST Idempotency-Key header means nothing to /mcp; a REST key reused by a tool is refused (422)', async () => {
+    const key = `shared-key-${ctx.backend}`;
+    const headers = { 'mcp-protocol-version': '2025-11-25', 'idempotency-key': key };
+    const create = (id: number) =>
+      post(
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'create_lead', arguments: { name: 'Header', phone: '1' } },
+        },
+        headers,
+      ).then((res) => res.json());
+    const [first, second] = [await create(1), await create(2)];
+    assert.notEqual(first.result.structuredContent.lead._id, second.result.structuredContent.lead._id);
+    assert.equal(first.result._meta, undefined);
+
+    const rest = await ctx.request('POST', '/api/external/v1/leads', {
+      token: tenant.token,
+      headers: { 'idempotency-key': key },
+      body: { name: 'Rest', phone: '2' },
+    });
+    assert.equal(rest.status, 201);
+    const mcp = await McpTestClient.connect(url, tenant.token);
+    try {
+      const reused = await mcp.call('create_lead', { name: 'Rest', phone: '2', idempotencyKey: key });
+      assert.equal(reused.body.code, 'idempotency_key_reused');
+    } finally {
+      await mcp.close();
+    }
+  });
+
   test('GET and DELETE are 405 (no stream, no session); a batch is a 400; notifications a 202', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await fetch(url, {
@@ -246,6 +321,12 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
     );
     assert.equal(poisoned.status, 400);
     assert.equal((await poisoned.json()).code, 'validation_failed');
+    const levels = 200_000;
+    const deep = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_lead","arguments":{"name":"x","phone":"1","idempotencyKey":"k","custom":{"tags":${'['.repeat(levels)}${']'.repeat(levels)}}}}}`,
+    );
+    assert.equal(deep.status, 400);
+    assert.equal((await deep.json()).code, 'validation_failed');
     const notRpc = await post({ hello: 'world' });
     assert.equal(notRpc.status, 400);
     assert.equal((await notRpc.json()).error.code, -32700);

@@ -245,10 +245,17 @@ describeEachBackend('MCP tools: the REST API through an assistant', (ctx) => {
     assert.equal(missing.details[0].field, 'id');
     const empty = await fails('validation_failed', 'update_customer', { id: UNKNOWN_ID, fields: {} }, english);
     assert.ok(empty.error);
-    // Deep or long input is refused by the schema, not stored or thrown on.
+    // Deep or long input is refused, by the schema or before it, and never stored or thrown on.
     let deep: Record<string, unknown> = { leaf: true };
-    for (let i = 0; i < 500; i++) deep = { deep };
+    for (let i = 0; i < 20; i++) deep = { deep };
     await fails('validation_failed', 'update_lead', { id: lead._id, fields: { custom: deep } });
+    await fails('validation_failed', 'update_lead', { id: lead._id, fields: { custom: { tags: [[['x']]] } } });
+    let deeper: unknown[] = [];
+    for (let i = 0; i < 100; i++) deeper = [deeper];
+    await assert.rejects(
+      mcp.call('create_lead', { name: 'Deep', phone: '1', idempotencyKey: 'deep', custom: { tags: deeper } }),
+      (error: Error & { code?: number }) => error.code === 400 && /validation_failed/.test(error.message),
+    );
     await fails('validation_failed', 'search_leads', { q: 'x'.repeat(5000) });
     assert.deepEqual((await rest('GET', `/leads/${lead._id}`)).body, (await ok('get_lead', { id: lead._id })).lead);
   });
@@ -328,7 +335,56 @@ describeEachBackend('MCP tools: the REST API through an assistant', (ctx) => {
     const replayed = await mcp.call('set_lead_status', { id: UNKNOWN_ID, status: 'won', idempotencyKey: gone });
     assert.equal(replayed.body.code, 'not_found');
     assert.equal(replayed.result._meta?.['funil/idempotentReplayed'], true);
-    await fails('validation_failed', 'create_lead', { name: 'Ivo', email: 'ivo@example.com', idempotencyKey: '' });
+    const emptyKey = await fails(
+      'validation_failed',
+      'create_lead',
+      { name: 'Ivo', email: 'ivo@example.com', idempotencyKey: '' },
+      english,
+    );
+    assert.deepEqual(
+      emptyKey.details.map((d: { field: string }) => d.field),
+      ['idempotencyKey'],
+    );
+    assert.doesNotMatch(emptyKey.error, /Name is required/);
+  });
+
+  test('a token with one of the two scopes may not convert; existingId only to a token that may read customers', async () => {
+    const { lead } = await ok('create_lead', { name: 'Kai', email: 'kai@example.com' });
+    const leadsOnly = await ctx.token(tenant.id, ['leads:write', 'leads:read']);
+    const writer = await McpTestClient.connect(url, leadsOnly.token, { 'accept-language': 'en' });
+    const customerWriter = await ctx.token(tenant.id, ['customers:write']);
+    const blind = await McpTestClient.connect(url, customerWriter.token);
+    try {
+      const refused = await fails('forbidden', 'convert_lead', { id: lead._id }, writer);
+      assert.match(refused.error, /customers:write/);
+      assert.equal((await rest('GET', `/leads/${lead._id}`)).body.customerId, null);
+
+      const { customer } = await ok('create_customer', { name: 'Kai', email: 'kai.c@example.com' }, blind);
+      const taken = await fails('conflict', 'create_customer', { name: 'Kai 2', email: 'kai.c@example.com' }, blind);
+      assert.equal(taken.existingId, undefined);
+      const named = await fails('conflict', 'create_customer', { name: 'Kai 2', email: 'kai.c@example.com' });
+      assert.equal(named.existingId, customer._id);
+      await feedSettled(ctx.db, tenant.id);
+      const events = (await rest('GET', '/events', { query: { objectId: customer._id } })).body;
+      assert.deepEqual(
+        events.map((event: { type: string; actor: { tokenId: string } }) => [event.type, event.actor.tokenId]),
+        [['customer.created', customerWriter.id]],
+      );
+    } finally {
+      await writer.close();
+      await blind.close();
+    }
+  });
+
+  test('ids are UUIDs as PostgreSQL reads them: a urn:uuid: id is refused, never a 500', async () => {
+    const urn = `urn:uuid:${UNKNOWN_ID}`;
+    for (const name of ['get_lead', 'lead_history', 'get_customer']) {
+      const refused = await fails('validation_failed', name, { id: urn });
+      assert.equal(refused.details[0].field, 'id');
+    }
+    const feed = await rest('GET', '/events', { query: { objectId: urn } });
+    assert.equal(feed.status, 400);
+    assert.equal(feed.body.code, 'validation_failed');
   });
 
   test("custom fields travel through the tools as through REST, checked against the tenant's definitions", async () => {

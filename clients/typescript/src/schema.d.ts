@@ -854,7 +854,7 @@ export interface operations {
                      *     }
                      */
                     custom?: {
-                        [key: string]: string | number | boolean | unknown[] | null;
+                        [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                     };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
@@ -1598,7 +1598,7 @@ export interface operations {
                      *     }
                      */
                     custom?: {
-                        [key: string]: string | number | boolean | unknown[] | null;
+                        [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                     };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
@@ -2376,7 +2376,7 @@ export interface operations {
                          *     }
                          */
                         custom?: {
-                            [key: string]: string | number | boolean | unknown[] | null;
+                            [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                         };
                         /** @description Read-only: ignored when sent. */
                         _id?: unknown;
@@ -3416,7 +3416,7 @@ export interface operations {
                      *     }
                      */
                     custom?: {
-                        [key: string]: string | number | boolean | unknown[] | null;
+                        [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                     };
                 };
             };
@@ -4282,7 +4282,7 @@ export interface operations {
                      *     }
                      */
                     custom?: {
-                        [key: string]: string | number | boolean | unknown[] | null;
+                        [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                     };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
@@ -5003,7 +5003,7 @@ export interface operations {
                      *     }
                      */
                     custom?: {
-                        [key: string]: string | number | boolean | unknown[] | null;
+                        [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                     };
                     /** @description Read-only: ignored when sent. */
                     _id?: unknown;
@@ -5770,7 +5770,7 @@ export interface operations {
                          *     }
                          */
                         custom?: {
-                            [key: string]: string | number | boolean | unknown[] | null;
+                            [key: string]: string | number | boolean | (string | number | boolean | null)[] | null;
                         };
                         /** @description Read-only: ignored when sent. */
                         _id?: unknown;

@@ -1,0 +1,83 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply } from 'fastify';
+import { PROTOCOL_VERSIONS } from './mcp-server.js';
+
+type JsonRpcId = string | number | null;
+
+/** A JSON-RPC answer Funil makes itself, where the SDK would answer wrongly or not at all. */
+export interface OwnAnswer {
+  readonly status: number;
+  readonly body: { jsonrpc: '2.0'; id: JsonRpcId } & (
+    | { result: object }
+    | { error: { code: number; message: string } }
+  );
+}
+
+/** A `tools/call` whose arguments the SDK would refuse with an internal error (-32603): the tool's to refuse. */
+export interface StrayArguments {
+  readonly id: JsonRpcId;
+  readonly name: string;
+  readonly arguments: unknown;
+}
+
+export function methodOf(message: unknown): string | undefined {
+  const method = isPlainObject(message) ? message.method : undefined;
+  return typeof method === 'string' ? method.slice(0, 100) : undefined;
+}
+
+/**
+ * What is refused before the SDK sees it: a batch (gone since MCP 2025-06-18; refusing it also keeps
+ * "each JSON-RPC request counts" for the rate limit), a protocol version Funil does not speak, a
+ * `tools/call` without a tool name (the SDK's own check would make that an internal error).
+ * `arguments: null` is taken for no arguments, and other arguments that are not an object are
+ * returned for the toolbox to refuse as the tool's validation failure (SPEC §19).
+ */
+export function preflight(
+  message: unknown,
+  version: string | string[] | undefined,
+): OwnAnswer | StrayArguments | undefined {
+  if (Array.isArray(message)) {
+    return failure(
+      400,
+      null,
+      ErrorCode.InvalidRequest,
+      'Invalid Request: one JSON-RPC message per request (no batches).',
+    );
+  }
+  if (typeof version === 'string' && !PROTOCOL_VERSIONS.includes(version)) {
+    const supported = PROTOCOL_VERSIONS.join(', ');
+    return failure(400, null, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${supported})`);
+  }
+  if (!isPlainObject(message) || message.method !== 'tools/call' || !('id' in message)) return undefined;
+  const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
+  const params = message.params;
+  if (!isPlainObject(params) || typeof params.name !== 'string') {
+    return failure(200, id, ErrorCode.InvalidParams, 'Invalid params: tools/call needs `name`, a string.');
+  }
+  if (params.arguments === null) delete params.arguments;
+  if (params.arguments === undefined || isPlainObject(params.arguments)) return undefined;
+  return { id, name: params.name, arguments: params.arguments };
+}
+
+/** A tool's result, or the JSON-RPC error it threw (an unknown tool). */
+export function answerOf(id: JsonRpcId, outcome: Promise<object>): Promise<OwnAnswer> {
+  return outcome.then(
+    (result): OwnAnswer => ({ status: 200, body: { jsonrpc: '2.0', id, result } }),
+    (error: unknown) => {
+      if (error instanceof McpError) return failure(200, id, error.code, error.message);
+      throw error;
+    },
+  );
+}
+
+export function failure(status: number, id: JsonRpcId, code: number, message: string): OwnAnswer {
+  return { status, body: { jsonrpc: '2.0', id, error: { code, message } } };
+}
+
+export function sendOwn(reply: FastifyReply, { status, body }: OwnAnswer) {
+  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
