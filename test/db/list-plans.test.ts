@@ -141,7 +141,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
 
   let searcher: { tenant: TestTenant; name: string } | undefined;
   for (const [resource, keys, serviceOn] of lists) {
-    it(`searches ${resource} with q through trigram indexes that start with the tenant (SPEC §10)`, async () => {
+    it(`searches ${resource} with q through the one trigram index, which starts with the tenant (SPEC §10)`, async () => {
       const recorded = ctx.db.withPlugin(recorder);
       searcher ??= await bigTenant();
       const page = { key: keys.createdAt as SortKey<never>, descending: true, limit: 10 };
@@ -150,8 +150,8 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       const plan = await planOf(ctx.db, recorder.last as CompiledQuery, []);
       const bitmaps = flatten(plan).filter((node) => node['Node Type'] === 'Bitmap Index Scan');
       assert.deepEqual(
-        bitmaps.map((node) => node['Index Name']).sort(),
-        ['email', 'name', 'phone'].map((column) => `${resource}_tenant_${column}_trgm_idx`),
+        bitmaps.map((node) => node['Index Name']),
+        [`${resource}_search_trgm_idx`],
       );
       for (const node of bitmaps) assert.match(node['Index Cond'] ?? '', /tenant_id = /);
     });
