@@ -20,6 +20,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { benchPostgresUrl } from './bench-database.js';
+import { MINIMAL_SCHEMA } from './reference/queries.js';
 import { drainFeed } from './throughput/feed-drain.js';
 import { type DatabaseCopy, type Fixture, prepareFixture } from './throughput/fixture.js';
 import type { LoadJob } from './throughput/load-worker.js';
@@ -164,6 +165,7 @@ async function main(): Promise<void> {
           : target.endsWith('embedded')
             ? await fixture.copyPglite()
             : await fixture.copyPostgres();
+      if (target === 'reference-minimal') await withClient(copy.location, (client) => client.query(MINIMAL_SCHEMA));
       try {
         if (target === 'db-ceiling') {
           for (const workload of workloadsOf(target)) {
@@ -257,6 +259,16 @@ async function main(): Promise<void> {
 }
 
 /** The selected workloads a target serves: SPEC §13's (batch, upsert) are Funil's alone. */
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
 function workloadsOf(target: TargetName): readonly WorkloadId[] {
   return target.startsWith('funil') ? workloads : workloads.filter((workload) => !FUNIL_ONLY.has(workload));
 }
@@ -266,7 +278,7 @@ function skipReason(
   postgresUrl: string | undefined,
   pgbench: Awaited<ReturnType<typeof findPgbench>>,
 ): string | undefined {
-  const needsPostgres = target === 'funil-postgres' || target === 'reference' || target === 'db-ceiling';
+  const needsPostgres = ['funil-postgres', 'reference', 'reference-minimal', 'db-ceiling'].includes(target);
   if (needsPostgres && !postgresUrl) {
     return 'no PostgreSQL: set FUNIL_BENCH_DATABASE_URL=postgres://user@host:port/db (a server where the user may create databases)';
   }
@@ -294,6 +306,7 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
       };
       break;
     case 'reference':
+    case 'reference-minimal':
     case 'reference-embedded':
       spec.args = [join(helpers, 'server.js')];
       spec.env = {
@@ -302,6 +315,7 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
         REFERENCE_POOL_SIZE: String(POOL_SIZE),
         REFERENCE_TENANT_ID: fixture.tenant.id,
         REFERENCE_TOKEN_ID: fixture.tenant.tokenId,
+        ...(target === 'reference-minimal' && { REFERENCE_SCHEMA: 'minimal' }),
       };
       break;
     case 'http-ceiling':

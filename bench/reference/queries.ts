@@ -7,7 +7,7 @@
  */
 
 const LEAD_COLUMNS =
-  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "customer_id", "created_by", "created_at", "updated_at", "version"';
+  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "customer_id", "custom", "created_by", "created_at", "updated_at", "version"';
 
 /** The event a write adds in its own statement (SPEC §14): see src/db/change-events.ts. */
 const EVENT_INSERT =
@@ -40,6 +40,7 @@ export type Param =
   | 'newId'
   | 'createdBy'
   | 'externalId'
+  | 'custom'
   | 'tokenId'
   | 'requestId'
   | 'eventType'
@@ -60,7 +61,7 @@ export const SQL = {
   },
   createLead: {
     name: 'reference_create_lead',
-    text: `with "written" as (insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "id", "tenant_id", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, statement_timestamp(), statement_timestamp()) returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} select tenant_id, $13, id, $14::uuid, $15::text, to_jsonb("written"), '{}'::jsonb from "written") select * from "written"`,
+    text: `with "written" as (insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "custom", "id", "tenant_id", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, statement_timestamp(), statement_timestamp()) returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} select tenant_id, $14, id, $15::uuid, $16::text, to_jsonb("written"), '{}'::jsonb from "written") select * from "written"`,
     params: [
       'name',
       'email',
@@ -71,6 +72,7 @@ export const SQL = {
       'lastContact',
       'notes',
       'externalId',
+      'custom',
       'newId',
       'tenantId',
       'createdBy',
@@ -111,10 +113,73 @@ export const SQL = {
   },
   findCustomer: {
     name: 'reference_find_customer',
-    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "external_id", "created_at", "updated_at", "version" from "customers" where "tenant_id" = $1 and "id" = $2',
+    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "external_id", "custom", "created_at", "updated_at", "version" from "customers" where "tenant_id" = $1 and "id" = $2',
     params: ['tenantId', 'id'],
   },
 } as const satisfies Record<string, Statement>;
+
+const MINIMAL_LEAD_COLUMNS =
+  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "created_by", "created_at", "updated_at"';
+
+/**
+ * What a thin server on a schema of its own would send (issue 21's "thin server"): the fields of
+ * the workloads and nothing else — no version, no event, no custom fields, no external id — on the
+ * tables of MINIMAL_SCHEMA (found through `search_path`). Against these, Funil's figures show what
+ * its schema costs (indexes, the change feed), besides what its Node side costs.
+ */
+export const MINIMAL_SQL = {
+  listLeads: SQL.listLeads,
+  findLead: {
+    name: 'minimal_find_lead',
+    text: `select ${MINIMAL_LEAD_COLUMNS} from "leads" where "tenant_id" = $1 and "id" = $2`,
+    params: ['tenantId', 'id'],
+  },
+  createLead: {
+    name: 'minimal_create_lead',
+    text: `insert into "leads" (${MINIMAL_LEAD_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, statement_timestamp(), statement_timestamp()) returning ${MINIMAL_LEAD_COLUMNS}`,
+    params: [
+      'newId',
+      'tenantId',
+      'name',
+      'email',
+      'phone',
+      'source',
+      'status',
+      'score',
+      'lastContact',
+      'notes',
+      'createdBy',
+    ],
+  },
+  updateLeadStatus: {
+    name: 'minimal_update_lead_status',
+    text: `update "leads" set "status" = $3, "updated_at" = clock_timestamp() where "tenant_id" = $1 and "id" = $2 and "status" is distinct from $3 returning ${MINIMAL_LEAD_COLUMNS}`,
+    params: ['tenantId', 'id', 'status'],
+  },
+  findCustomer: {
+    name: 'minimal_find_customer',
+    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "created_at", "updated_at" from "customers" where "tenant_id" = $1 and "id" = $2',
+    params: ['tenantId', 'id'],
+  },
+} as const satisfies Record<StatementName, Statement>;
+
+/**
+ * The minimal schema, filled from the benchmark's copy of Funil's tables (the same rows and ids):
+ * a primary key on each table and the one index its list needs. Run on the copy, as one script.
+ */
+export const MINIMAL_SCHEMA = `
+  create schema minimal;
+  create table minimal.leads as
+    select id, tenant_id, name, email, phone, source, status, score, last_contact, notes, created_by, created_at, updated_at
+    from public.leads;
+  alter table minimal.leads add primary key (id);
+  create index minimal_leads_tenant_created_idx on minimal.leads (tenant_id, created_at desc, id desc);
+  create table minimal.customers as
+    select id, tenant_id, first_name, last_name, name, email, phone, status, type, value, auto_payment, notes, created_at, updated_at
+    from public.customers;
+  alter table minimal.customers add primary key (id);
+  analyze minimal.leads;
+  analyze minimal.customers;`;
 
 /** The statement's parameters in `$n` order, from named values. */
 export function bind(statement: Statement, values: Partial<Record<Param, unknown>>): unknown[] {
@@ -159,6 +224,7 @@ export function renderLead(row: Row) {
     notes: row.notes,
     externalId: row.external_id,
     customerId: row.customer_id,
+    custom: row.custom,
     tenant: row.tenant_id,
     createdBy: row.created_by,
     createdAt: iso(row.created_at),
@@ -195,6 +261,7 @@ export function renderCustomer(row: Row) {
     autoPayment: row.auto_payment,
     notes: row.notes,
     externalId: row.external_id,
+    custom: row.custom,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

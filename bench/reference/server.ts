@@ -7,6 +7,7 @@
  *   REFERENCE_DATABASE_URL=postgres://…  (a pg pool of REFERENCE_POOL_SIZE, default 10: Funil's default)
  *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, queried directly)
  *   REFERENCE_TENANT_ID, REFERENCE_TOKEN_ID (the `created_by` of new leads), PORT, HOST
+ *   REFERENCE_SCHEMA=minimal             (PostgreSQL: the minimal schema's tables and statements, queries.ts)
  */
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
@@ -17,11 +18,12 @@ import { v7 } from 'uuid';
 import {
   bind,
   LIST_LIMIT,
+  MINIMAL_SQL,
   type Query,
   renderCustomer,
   renderLead,
   renderLeadListItem,
-  SQL,
+  SQL as SAME_SCHEMA_SQL,
   type Statement,
 } from './queries.js';
 
@@ -30,6 +32,9 @@ const tenantId = required('REFERENCE_TENANT_ID');
 const tokenId = required('REFERENCE_TOKEN_ID');
 const prefix = '/api/external/v1';
 
+/** REFERENCE_SCHEMA=minimal: the thin server on a schema of its own (queries.ts, MINIMAL_SCHEMA). */
+const minimal = env.REFERENCE_SCHEMA === 'minimal';
+const SQL = minimal ? MINIMAL_SQL : SAME_SCHEMA_SQL;
 const storage = await openStorage();
 const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
 app.addHook('onClose', () => storage.close());
@@ -61,6 +66,7 @@ app.post<{ Body: Record<string, unknown> }>(`${prefix}/leads`, async (request, r
     lastContact: body.lastContact,
     notes: body.notes,
     externalId: body.externalId,
+    custom: body.custom ?? {},
     newId: v7(),
     tenantId,
     createdBy: tokenId,
@@ -105,7 +111,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> {
   const url = env.REFERENCE_DATABASE_URL;
   if (url) {
-    const pool = new pg.Pool({ connectionString: url, max: Number(env.REFERENCE_POOL_SIZE ?? 10) });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: Number(env.REFERENCE_POOL_SIZE ?? 10),
+      ...(minimal && { options: '-c search_path=minimal' }),
+    });
     return {
       query: async (text, params, name) =>
         (await pool.query(name ? { name, text, values: params } : { text, values: params })).rows,

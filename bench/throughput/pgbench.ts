@@ -78,6 +78,7 @@ function scripts(): Record<RequestKind, string> {
       lastContact: 'null',
       notes: ':notes',
       externalId: 'null',
+      custom: `'{}'::jsonb`,
       newId: 'gen_random_uuid()',
       tenantId,
       createdBy: ':token',

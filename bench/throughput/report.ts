@@ -8,6 +8,7 @@ export const TARGETS = [
   'funil-postgres',
   'funil-embedded',
   'reference',
+  'reference-minimal',
   'reference-embedded',
   'http-ceiling',
   'db-ceiling',
@@ -20,7 +21,7 @@ export const REFERENCE_OF: Partial<Record<TargetName, TargetName>> = {
   'funil-embedded': 'reference-embedded',
 };
 /** Targets on PostgreSQL, whose database ceiling is pgbench's. */
-const ON_POSTGRES = new Set<TargetName>(['funil-postgres', 'reference']);
+const ON_POSTGRES = new Set<TargetName>(['funil-postgres', 'reference', 'reference-minimal']);
 
 export interface RoundFigures extends Measurement {
   round: number;
@@ -228,6 +229,7 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
     lines.push(`| ${cells.join(' | ')} |`);
   }
 
+  if (rows.some((row) => row.target === 'reference-minimal')) lines.push('', ...schemaCostSection(rows));
   lines.push('', ...writePathSection(rows));
   if (rows.some((row) => MCP_WORKLOADS.has(row.workload))) lines.push('', ...mcpSection(rows));
   if (info.feed.length) lines.push('', ...feedSection(info.feed));
@@ -346,6 +348,38 @@ function mcpSection(rows: ResultRow[]): string[] {
         `${roundsCell(mcpCreate, 1)} | ${ratioCell(create, mcpCreate, 1)} | ` +
         `${fixed(create?.cpuMsPerRequest, 3)} / ${fixed(mcpCreate?.cpuMsPerRequest, 3)} | ` +
         `${fixed(list?.p99Ms)} / ${fixed(search?.p99Ms)} / ${fixed(create?.p99Ms)} / ${fixed(mcpCreate?.p99Ms)} |`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * Issue 21's view: Funil against a thin server on a minimal schema (one index, no events), split in
+ * two — what the schema costs PostgreSQL (the same-schema reference against the minimal one, both
+ * thin), and what Funil's Node side costs (its CPU against the thin server's). Ratios of means.
+ */
+function schemaCostSection(rows: ResultRow[]): string[] {
+  const lines = [
+    '## Against a thin server on a minimal schema (issue 21)',
+    '',
+    '`reference-minimal` is the reference server on tables with the workloads’ columns only, a primary key and the ' +
+      'one index the list needs (`bench/reference/queries.ts`, MINIMAL_SCHEMA): no change feed, no custom fields, no ' +
+      'search or sort indexes. Funil ÷ minimal is what a user weighs; same-schema reference ÷ minimal is the part of ' +
+      'it that is Funil’s schema (indexes, the event each write adds), the same SQL sent by the same thin server.',
+    '',
+    '| workload | Funil req/s ÷ minimal | Node CPU/req Funil ÷ minimal | PostgreSQL CPU/req Funil ÷ minimal | PostgreSQL CPU/req same-schema ref ÷ minimal |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  const over = (a: number | null | undefined, b: number | null | undefined) =>
+    a != null && b != null && b > 0 ? ratio(a / b) : '–';
+  for (const workload of ['W1', 'W2', 'W3', 'W4'] as const) {
+    const [funil, same, minimal] = (['funil-postgres', 'reference', 'reference-minimal'] as const).map((target) =>
+      findRow(rows, target, workload),
+    );
+    if (!minimal || !funil) continue;
+    lines.push(
+      `| ${workload} ${WORKLOADS[workload]} | ${ratioCell(minimal, funil, 1)} | ${over(funil.cpuMsPerRequest, minimal.cpuMsPerRequest)} | ` +
+        `${over(funil.dbCpuMsPerRequest, minimal.dbCpuMsPerRequest)} | ${over(same?.dbCpuMsPerRequest, minimal.dbCpuMsPerRequest)} |`,
     );
   }
   return lines;
