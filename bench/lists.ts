@@ -83,7 +83,7 @@ process.exitCode = failed ? 1 : 0;
 /**
  * Set-based INSERTs with the secondary indexes set aside, then those indexes rebuilt from the
  * catalog's own definitions (the migrated schema, exactly): the usual bulk-load order, many times
- * faster than maintaining three trigram indexes row by row. Foreign-key triggers are skipped when
+ * faster than maintaining the trigram indexes row by row. Foreign-key triggers are skipped when
  * the role may (session_replication_role); the seeded tenant and token exist, so nothing is lost.
  */
 async function seedFast(scratch: ScratchDatabase, tenant: Awaited<ReturnType<typeof createTenant>>, rows: number) {

@@ -118,25 +118,26 @@ export const SQL = {
   },
 } as const satisfies Record<string, Statement>;
 
+const MINIMAL_LEADS = '"minimal"."leads"';
 const MINIMAL_LEAD_COLUMNS =
   '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "created_by", "created_at", "updated_at"';
 
 /**
  * What a thin server on a schema of its own would send (issue 21's "thin server"): the fields of
  * the workloads and nothing else — no version, no event, no custom fields, no external id — on the
- * tables of MINIMAL_SCHEMA (found through `search_path`). Against these, Funil's figures show what
+ * tables of MINIMAL_SCHEMA (schema `minimal`). Against these, Funil's figures show what
  * its schema costs (indexes, the change feed), besides what its Node side costs.
  */
 export const MINIMAL_SQL = {
-  listLeads: SQL.listLeads,
+  listLeads: { ...SQL.listLeads, text: SQL.listLeads.text.replace('from "leads"', `from ${MINIMAL_LEADS}`) },
   findLead: {
     name: 'minimal_find_lead',
-    text: `select ${MINIMAL_LEAD_COLUMNS} from "leads" where "tenant_id" = $1 and "id" = $2`,
+    text: `select ${MINIMAL_LEAD_COLUMNS} from ${MINIMAL_LEADS} where "tenant_id" = $1 and "id" = $2`,
     params: ['tenantId', 'id'],
   },
   createLead: {
     name: 'minimal_create_lead',
-    text: `insert into "leads" (${MINIMAL_LEAD_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, statement_timestamp(), statement_timestamp()) returning ${MINIMAL_LEAD_COLUMNS}`,
+    text: `insert into ${MINIMAL_LEADS} (${MINIMAL_LEAD_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, statement_timestamp(), statement_timestamp()) returning ${MINIMAL_LEAD_COLUMNS}`,
     params: [
       'newId',
       'tenantId',
@@ -153,19 +154,20 @@ export const MINIMAL_SQL = {
   },
   updateLeadStatus: {
     name: 'minimal_update_lead_status',
-    text: `update "leads" set "status" = $3, "updated_at" = clock_timestamp() where "tenant_id" = $1 and "id" = $2 and "status" is distinct from $3 returning ${MINIMAL_LEAD_COLUMNS}`,
+    text: `update ${MINIMAL_LEADS} set "status" = $3, "updated_at" = clock_timestamp() where "tenant_id" = $1 and "id" = $2 and "status" is distinct from $3 returning ${MINIMAL_LEAD_COLUMNS}`,
     params: ['tenantId', 'id', 'status'],
   },
   findCustomer: {
     name: 'minimal_find_customer',
-    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "created_at", "updated_at" from "customers" where "tenant_id" = $1 and "id" = $2',
+    text: 'select "id", "tenant_id", "first_name", "last_name", "name", "email", "phone", "status", "type", "value", "auto_payment", "notes", "created_at", "updated_at" from "minimal"."customers" where "tenant_id" = $1 and "id" = $2',
     params: ['tenantId', 'id'],
   },
 } as const satisfies Record<StatementName, Statement>;
 
 /**
  * The minimal schema, filled from the benchmark's copy of Funil's tables (the same rows and ids):
- * a primary key on each table and the one index its list needs. Run on the copy, as one script.
+ * a primary key on each table and the one index its list needs. Run on the copy, as one script
+ * (then vacuumed and analysed, as the template is).
  */
 export const MINIMAL_SCHEMA = `
   create schema minimal;
@@ -178,8 +180,7 @@ export const MINIMAL_SCHEMA = `
     select id, tenant_id, first_name, last_name, name, email, phone, status, type, value, auto_payment, notes, created_at, updated_at
     from public.customers;
   alter table minimal.customers add primary key (id);
-  analyze minimal.leads;
-  analyze minimal.customers;`;
+`;
 
 /** The statement's parameters in `$n` order, from named values. */
 export function bind(statement: Statement, values: Partial<Record<Param, unknown>>): unknown[] {

@@ -111,11 +111,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> {
   const url = env.REFERENCE_DATABASE_URL;
   if (url) {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: Number(env.REFERENCE_POOL_SIZE ?? 10),
-      ...(minimal && { options: '-c search_path=minimal' }),
-    });
+    const pool = new pg.Pool({ connectionString: url, max: Number(env.REFERENCE_POOL_SIZE ?? 10) });
     return {
       query: async (text, params, name) =>
         (await pool.query(name ? { name, text, values: params } : { text, values: params })).rows,

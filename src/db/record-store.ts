@@ -16,7 +16,7 @@ import { containsPattern } from './like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from './precondition.js';
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
-import { searchText } from './search-text.js';
+import { SEARCH_SEPARATOR, searchText } from './search-text.js';
 
 /** A row as a read or a write returns it: its columns by (camelCase) name, the id and the version among them. */
 export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
@@ -381,13 +381,13 @@ export class RecordStore {
     value: unknown,
   ): AliasableExpression<SqlBool> {
     if (name === 'q') {
-      // The joined text finds the rows through the one trigram index; each column on its own decides.
-      const pattern = containsPattern(value as string);
+      const text = value as string;
+      const pattern = containsPattern(text);
       const { searchColumns } = this.#options;
-      return eb.and([
-        eb(searchText(searchColumns), 'ilike', pattern),
-        eb.or(searchColumns.map((column) => eb(column, 'ilike', pattern))),
-      ]);
+      // Without the separator, a match in the joined text is a match in one column: one condition,
+      // served by the one trigram index. With it (never typed, but sendable), each column on its own.
+      if (!text.includes(SEARCH_SEPARATOR)) return eb(searchText(searchColumns), 'ilike', pattern);
+      return eb.or(searchColumns.map((column) => eb(column, 'ilike', pattern)));
     }
     const spec = this.#options.filters[name];
     if (!spec) throw new Error(`${this.#options.table}: no filter named ${name}`);

@@ -151,7 +151,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       const bitmaps = flatten(plan).filter((node) => node['Node Type'] === 'Bitmap Index Scan');
       assert.deepEqual(
         bitmaps.map((node) => node['Index Name']),
-        [`${resource}_search_trgm_idx`],
+        [`${resource}_tenant_search_trgm_idx`],
       );
       for (const node of bitmaps) assert.match(node['Index Cond'] ?? '', /tenant_id = /);
     });

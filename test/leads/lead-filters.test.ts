@@ -116,6 +116,9 @@ describeEachBackend('GET /leads: filters (SPEC §6)', (ctx) => {
     assert.deepEqual(await names({ q: 'ouza maria' }), []);
     assert.deepEqual(await names({ q: 'souza maria.souza' }), []);
     assert.deepEqual(await names({ q: 'ria sou' }), ['MARIA Souza']);
+    // The character that joins them in the index is text like any other in q: no column holds it.
+    assert.deepEqual(await names({ q: 'ouza\u001fmaria' }), []);
+    assert.deepEqual(await names({ q: 'Souza\u001f' }), []);
   });
 
   it('takes %, _ and \\ in q literally, not as LIKE wildcards (SPEC §6)', async () => {
