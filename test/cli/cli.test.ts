@@ -61,6 +61,9 @@ class FunilServer {
         FUNIL_ADMIN_TOKEN: ADMIN_TOKEN,
         FUNIL_BOOTSTRAP: 'false',
         LOG_LEVEL: 'warn',
+        // The suites share two busy cores: a lagging event loop must not shed the CLI's requests
+        // (a 503 "overloaded" failed this file once). Load shedding has tests of its own.
+        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
