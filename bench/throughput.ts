@@ -19,6 +19,7 @@ import os, { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { withAdminClient } from '../test/helpers/postgres-admin.js';
 import { benchPostgresUrl } from './bench-database.js';
 import { MINIMAL_SCHEMA } from './reference/queries.js';
 import { drainFeed } from './throughput/feed-drain.js';
@@ -166,7 +167,7 @@ async function main(): Promise<void> {
             ? await fixture.copyPglite()
             : await fixture.copyPostgres();
       try {
-        if (target === 'reference-minimal') await withClient(copy.location, makeMinimalSchema);
+        if (target === 'reference-minimal') await withAdminClient(copy.location, makeMinimalSchema);
         if (target === 'db-ceiling') {
           for (const workload of workloadsOf(target)) {
             const measured = await runPgbench({
@@ -262,16 +263,6 @@ async function main(): Promise<void> {
 async function makeMinimalSchema(client: pg.Client): Promise<void> {
   await client.query(MINIMAL_SCHEMA);
   await client.query('vacuum analyze minimal.leads, minimal.customers');
-}
-
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** The selected workloads a target serves: SPEC §13's (batch, upsert) are Funil's alone. */

@@ -156,7 +156,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       });
       await external.register(eventRoutes, { services, config });
       await external.register(webhookRoutes, { database, config });
-      await external.register(personalDataRoutes, { db: database.db, config });
+      await external.register(personalDataRoutes, { services });
       await external.register(tokenRoutes);
       await external.register(mcpRoutes, { services, cursors });
     },

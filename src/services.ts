@@ -1,8 +1,10 @@
 import type { Config } from './config.js';
 import { customerFields } from './customers/customer.fields.js';
+import { Customer } from './customers/customer.schemas.js';
 import { CustomerService } from './customers/customer.service.js';
 import type { Db } from './db/database.js';
 import { EventRepository } from './events/event.repository.js';
+import { eventSchemas } from './events/event.schemas.js';
 import { EventService } from './events/event.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
 import { type LeadFields, leadFields } from './leads/lead.fields.js';
@@ -19,6 +21,8 @@ export interface Services {
   readonly leadStatuses: readonly string[];
   readonly leadFields: LeadFields;
   readonly leadSchemas: ReturnType<typeof leadSchemas>;
+  /** SPEC §14's event, with this deployment's lead (its statuses) and the customer. */
+  readonly eventSchemas: ReturnType<typeof eventSchemas>;
   readonly leads: LeadService;
   readonly customers: CustomerService;
   readonly events: EventService;
@@ -32,11 +36,13 @@ export function buildServices(db: Db, config: Config, listScanRows: number | und
   const fields = leadFields(leadStatuses);
   const catalog = new CustomFieldCatalog();
   const customers = new CustomerService(db, listScanRows, catalog);
+  const schemas = leadSchemas(leadStatuses, fields);
   return {
     db,
     leadStatuses,
     leadFields: fields,
-    leadSchemas: leadSchemas(leadStatuses, fields),
+    leadSchemas: schemas,
+    eventSchemas: eventSchemas(schemas.Lead, Customer),
     leads: new LeadService(db, leadStatuses, { fields, scanRows: listScanRows, catalog, customers }),
     customers,
     events: new EventService(new EventRepository(db), { lead: fields, customer: customerFields }),

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
-import { Customer } from '../customers/customer.schemas.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { errorResponses } from '../http/schemas.js';
 import { commaList } from '../records/list-query.js';
 import type { Services } from '../services.js';
 import { EventRepository } from './event.repository.js';
-import { EventListQuery, eventSchemas } from './event.schemas.js';
+import { EventListQuery } from './event.schemas.js';
 import { ALL_EVENT_TYPES } from './event.service.js';
 import { pruneEventsPeriodically } from './event-retention.js';
 
@@ -19,7 +18,7 @@ interface EventRoutesOptions {
 /** SPEC §14: `GET /events`, the change feed of the caller's tenant, and its retention. */
 export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { services, config }) => {
   const service = services.events;
-  const { EventList } = eventSchemas(services.leadSchemas.Lead, Customer);
+  const { EventList } = services.eventSchemas;
 
   app.get(
     '/events',

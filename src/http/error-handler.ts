@@ -16,18 +16,23 @@ declare module 'fastify' {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, request);
-    if (apiError.code === 'internal_error') {
-      request.log.error({ err: error }, 'request failed');
-    } else if (apiError.statusCode >= 500 && apiError !== error) {
-      // A database outage or a timeout: worth a line. A 503 thrown on purpose (load shedding, shutdown)
-      // is not, as its request line says it all and a burst of them must not flood the log.
-      request.log.warn({ err: error }, 'request failed: service unavailable');
-    }
+    logFailure(request, error, apiError);
     return sendApiError(apiError, request, reply);
   });
   app.setNotFoundHandler((request, reply) =>
     sendApiError(new ApiError(404, 'not_found', messages.routeNotFound), request, reply),
   );
+}
+
+/** A line for an unexpected error, and for a database outage or a timeout; none for the rest. */
+export function logFailure(request: FastifyRequest, error: unknown, apiError: ApiError): void {
+  if (apiError.code === 'internal_error') {
+    request.log.error({ err: error }, 'request failed');
+  } else if (apiError.statusCode >= 500 && apiError !== error) {
+    // A database outage or a timeout: worth a line. A 503 thrown on purpose (load shedding, shutdown)
+    // is not, as its request line says it all and a burst of them must not flood the log.
+    request.log.warn({ err: error }, 'request failed: service unavailable');
+  }
 }
 
 /**

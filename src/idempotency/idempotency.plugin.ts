@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -13,7 +12,12 @@ import { principalOf } from '../http/authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
 import { ApiError, validationFailed } from '../shared/errors.js';
 import { fieldMessage, messages } from '../shared/messages.js';
-import { IdempotencyRepository, type KeyOwner, type StoredResponse } from './idempotency.repository.js';
+import {
+  IdempotencyRepository,
+  type KeyOwner,
+  requestFingerprint,
+  type StoredResponse,
+} from './idempotency.repository.js';
 
 /** A key this request owns: its answer is recorded for replays. */
 interface Claim extends KeyOwner {
@@ -87,7 +91,7 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     }
     const { tenantId, tokenId } = principalOf(request);
     const owner = { tenantId, tokenId, key };
-    const claim = await records.claim(owner, requestHash(request));
+    const claim = await records.claim(owner, requestFingerprint(`${request.method} ${request.url}`, request.body));
     switch (claim.kind) {
       case 'claimed':
         // Answered already (the deadline, while the claim was made): the handler will not run.
@@ -201,11 +205,3 @@ const keyRule = {
   pt: 'deve ter de 1 a 255 caracteres ASCII imprimíveis',
   en: 'must be 1 to 255 printable ASCII characters',
 };
-
-/** What makes two requests "the same": method, path with query, and the validated body. */
-function requestHash(request: FastifyRequest): string {
-  return createHash('sha256')
-    .update(`${request.method} ${request.url}\n`)
-    .update(JSON.stringify(request.body ?? null))
-    .digest('hex');
-}

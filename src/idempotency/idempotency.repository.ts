@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 
@@ -20,6 +21,17 @@ const RETENTION = sql`interval '24 hours'`;
  * It is far above any request's life (FUNIL_REQUEST_TIMEOUT_MS answers by 4 s; statements time out after 3 s by default).
  */
 const ABANDONED_AFTER = sql`interval '2 minutes'`;
+
+/**
+ * What makes two requests with one key "the same" (SPEC §7): the route they went to (REST: method
+ * and path with query; MCP: the tool) and their validated body.
+ */
+export function requestFingerprint(route: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${route}\n`)
+    .update(JSON.stringify(body ?? null))
+    .digest('hex');
+}
 
 /** Whose key it is: a key belongs to the token that sent it (SPEC §7), inside its tenant. */
 export interface KeyOwner {

@@ -9,10 +9,8 @@ import {
 } from '../customers/customer.schemas.js';
 import type { CursorCodec } from '../http/cursor.js';
 import type { Services } from '../services.js';
-import type { McpTool } from './mcp-tool.js';
+import { type McpTool, quoted } from './mcp-tool.js';
 import { recordTools } from './record-tools.js';
-
-const quoted = (values: readonly string[]) => values.map((value) => `"${value}"`).join(', ');
 
 /** The four customer tools of SPEC §19, over the service the REST customer routes call. */
 export function customerTools(services: Services, cursors: CursorCodec): McpTool[] {

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { Customer } from '../customers/customer.schemas.js';
-import { EventListQuery, eventSchemas } from '../events/event.schemas.js';
+import { EventListQuery } from '../events/event.schemas.js';
 import { EVENT_TYPES } from '../events/event.service.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { versionsOfIfMatch } from '../http/etag.js';
@@ -18,7 +17,7 @@ import {
 } from '../leads/lead-summary.schemas.js';
 import type { Services } from '../services.js';
 import { notFound } from '../shared/errors.js';
-import { defineTool, IfMatchArgument, ifMatchOf, type McpTool, NextCursor, reworded } from './mcp-tool.js';
+import { defineTool, IfMatchArgument, ifMatchOf, type McpTool, NextCursor, quoted, reworded } from './mcp-tool.js';
 import { answerOf, recordAnswer, recordTools, SEARCH_PAGE } from './record-tools.js';
 
 /** A lead's history a call reads at most, as a search's page. */
@@ -27,7 +26,7 @@ const HISTORY_MAX = 100;
 /** The eight lead tools of SPEC §19, over the services the REST lead routes call. */
 export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
   const { db, leads, leadStatuses: statuses, leadSchemas: schemas } = services;
-  const statusList = statuses.map((status) => `"${status}"`).join(', ');
+  const statusList = quoted(statuses);
   const sorts = LEAD_SORT_FIELDS.join(', ');
   const lead = recordAnswer('lead', schemas.Lead);
   const won = statuses.includes('won');
@@ -126,7 +125,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
     },
   });
 
-  const { Event } = eventSchemas(schemas.Lead, Customer);
+  const { Event } = services.eventSchemas;
   const history = defineTool({
     name: 'lead_history',
     title: "A lead's history",

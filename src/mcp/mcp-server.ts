@@ -11,6 +11,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../http/authenticate.js';
 import { PACKAGE_VERSION } from '../shared/version.js';
+import { quoted } from './mcp-tool.js';
 import type { McpToolbox } from './mcp-toolbox.js';
 
 /** SPEC §19: the protocol versions Funil speaks, newest first (the one offered to a client asking for another). */
@@ -28,7 +29,7 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 export function instructionsFor(leadStatuses: readonly string[]): string {
   return [
     "Funil keeps one account's sales leads and its customer register.",
-    `Leads move through the pipeline stages ${leadStatuses.map((s) => `"${s}"`).join(' → ')}; a won lead becomes a customer with convert_lead.`,
+    `Leads move through the pipeline stages ${quoted(leadStatuses, ' → ')}; a won lead becomes a customer with convert_lead.`,
     'Records are named by their `_id` (a UUID): find it with search_leads or search_customers.',
     'Reading or changing one record returns its `etag`; pass it back as `etag` to change the record only if nobody changed it since.',
     'Pass `idempotencyKey` (e.g. a fresh UUID) to a write you may retry: a retry with the same key and arguments changes nothing twice.',

@@ -69,6 +69,11 @@ export function reworded<T extends TSchema>(schema: T, description: string, boun
   return Type.Optional(Type.Unsafe<Static<T>>({ ...schema, ...bounds, description }));
 }
 
+/** Values as a description names them for a model: `"new", "contacted"`. */
+export function quoted(values: readonly string[], separator = ', '): string {
+  return values.map((value) => `"${value}"`).join(separator);
+}
+
 /** A record's version as its ETag (`"3"`), which a later change may name to apply only to that version. */
 export const Etag = Type.String({
   description:

@@ -6,12 +6,13 @@ import { authMessages } from '../auth/auth.messages.js';
 import { lackingScopes } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
-import { apiErrorOf, errorBody, schemaError } from '../http/error-handler.js';
+import { apiErrorOf, errorBody, logFailure, schemaError } from '../http/error-handler.js';
 import { ErrorBody } from '../http/schemas.js';
 import { bodyValidator } from '../http/validation.js';
 import { IdempotencyKey } from '../idempotency/idempotency.plugin.js';
 import { type ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import { isPlainObject } from './json-rpc.js';
 import type { McpTool, ToolCall } from './mcp-tool.js';
 import { ToolIdempotency, type ToolOutcome } from './tool-idempotency.js';
 
@@ -106,10 +107,7 @@ export class McpToolbox {
 /** An error as the REST API would answer it: its §2 body, in the caller's language; unexpected ones logged. */
 function failure(request: FastifyRequest, error: unknown): ToolOutcome {
   const apiError = apiErrorOf(error);
-  if (apiError.code === 'internal_error') request.log.error({ err: error }, 'tool call failed');
-  else if (apiError.statusCode >= 500 && apiError !== error) {
-    request.log.warn({ err: error }, 'tool call failed: service unavailable');
-  }
+  logFailure(request, error, apiError);
   const body = errorBody(apiError, request);
   return { status: apiError.statusCode, body, ...(apiError.statusCode >= 500 && { failed: apiError }) };
 }
@@ -123,10 +121,6 @@ const ARGUMENTS_OBJECT = fieldMessage('arguments', fieldMessages.type('object'))
 function argumentsRefused(errors: readonly Partial<ErrorObject>[], tool: McpTool) {
   const aboutKey = errors[0]?.instancePath === '/idempotencyKey';
   return schemaError(errors, 'arguments', aboutKey ? undefined : tool.requiredFieldText);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function withIdempotencyKey(input: TObject): TObject {

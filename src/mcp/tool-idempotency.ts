@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { withoutConnectionWaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
-import { IdempotencyRepository, type KeyOwner } from '../idempotency/idempotency.repository.js';
+import { IdempotencyRepository, type KeyOwner, requestFingerprint } from '../idempotency/idempotency.repository.js';
 import { ApiError } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
 
@@ -40,14 +39,14 @@ export class ToolIdempotency {
     this.#records = new IdempotencyRepository(db);
   }
 
-  /** `fail` turns an error into its outcome (the §2 body, in the caller's language). */
+  /** `call.args`: the validated arguments, the key aside; `fail` turns an error into its outcome (its §2 body). */
   async run(
     owner: KeyOwner,
     call: { tool: string; args: unknown },
     attempt: () => Promise<ToolOutcome>,
     { fail, log }: { fail: (error: ApiError) => ToolOutcome; log: FastifyBaseLogger },
   ): Promise<ToolOutcome> {
-    const claim = await this.#records.claim(owner, callHash(call.tool, call.args));
+    const claim = await this.#records.claim(owner, requestFingerprint(`MCP ${call.tool}`, call.args));
     switch (claim.kind) {
       case 'mismatch':
         return fail(new ApiError(422, 'idempotency_key_reused', messages.keyReused));
@@ -73,9 +72,4 @@ export class ToolIdempotency {
       ).catch((error) => log.error({ err: error }, 'could not record the outcome of an idempotent tool call'));
     }
   }
-}
-
-/** What makes two calls "the same": the tool and its validated arguments, the key aside. */
-function callHash(tool: string, args: unknown): string {
-  return createHash('sha256').update(`MCP ${tool}\n`).update(JSON.stringify(args)).digest('hex');
 }

@@ -1,39 +1,24 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Config } from '../config.js';
-import { customerFields } from '../customers/customer.fields.js';
 import { Customer } from '../customers/customer.schemas.js';
-import { CustomerService } from '../customers/customer.service.js';
-import type { Db } from '../db/database.js';
-import { EventRepository } from '../events/event.repository.js';
-import { eventSchemas } from '../events/event.schemas.js';
-import { EventService } from '../events/event.service.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import { errorResponses } from '../http/schemas.js';
-import { leadFields } from '../leads/lead.fields.js';
-import { LeadService } from '../leads/lead.service.js';
+import type { Services } from '../services.js';
 import { PersonalDataRepository } from './personal-data.repository.js';
 import { ErasureAnswer, ErasureRequest, PersonalDataQuery, personalDataAnswer } from './personal-data.schemas.js';
 import { PersonalDataService } from './personal-data.service.js';
 
 interface PersonalDataRoutesOptions {
-  db: Db;
-  config: Config;
+  services: Services;
 }
 
 const tags = ['personal data'];
 
 /** SPEC §17: what a tenant holds about a person, and its erasure (LGPD art. 18, GDPR art. 15 and 17). */
-export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> = async (app, { db, config }) => {
-  const fields = leadFields(config.leadStatuses);
-  const customers = new CustomerService(db);
-  const service = new PersonalDataService(
-    db,
-    new LeadService(db, config.leadStatuses, { fields, customers }),
-    customers,
-    new EventService(new EventRepository(db), { lead: fields, customer: customerFields }),
-    new PersonalDataRepository(),
-  );
-  const { EventList } = eventSchemas(fields.schemas.object, Customer);
+export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> = async (app, { services }) => {
+  const { db, leads, customers, events } = services;
+  const service = new PersonalDataService(db, leads, customers, events, new PersonalDataRepository());
+  const Lead = services.leadSchemas.Lead;
+  const { EventList } = services.eventSchemas;
 
   app.get(
     '/personal-data',
@@ -46,7 +31,7 @@ export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> =
           'their history.',
         tags,
         querystring: PersonalDataQuery,
-        response: { 200: personalDataAnswer(fields.schemas.object, Customer, EventList), ...errorResponses(400, 403) },
+        response: { 200: personalDataAnswer(Lead, Customer, EventList), ...errorResponses(400, 403) },
       },
       config: { scope: 'privacy:read' },
     },
