@@ -9,6 +9,7 @@
  *            --profile W2,W4 (workloads to profile; W2) --no-profile --results DIR (bench/results)
  *            --no-large-tenant (skips bench/large-tenant.ts, which runs last: custom filters and the
  *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
+ *            --load-generator wrk|autocannon (wrk when it is installed)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
  *   it the PostgreSQL targets are skipped, and said so.
  */
@@ -22,10 +23,11 @@ import pg from 'pg';
 import { withAdminClient } from '../test/helpers/postgres-admin.js';
 import { benchPostgresUrl } from './bench-database.js';
 import { MINIMAL_SCHEMA } from './reference/queries.js';
+import { AutocannonLoad } from './throughput/autocannon-load.js';
 import { drainFeed } from './throughput/feed-drain.js';
 import { type DatabaseCopy, type Fixture, prepareFixture } from './throughput/fixture.js';
-import type { LoadJob } from './throughput/load-worker.js';
-import { LoadGenerator, type MeasuredTarget, type Measurement, measureWorkload } from './throughput/measure.js';
+import type { LoadGenerator, LoadJob } from './throughput/load-job.js';
+import { type MeasuredTarget, type Measurement, measureWorkload } from './throughput/measure.js';
 import { findPgbench, runPgbench } from './throughput/pgbench.js';
 import { machine } from './throughput/proc.js';
 import { type ProfiledRun, profileMarkdown, summariseProfile } from './throughput/profile.js';
@@ -42,6 +44,7 @@ import { freePort, type RunningServer, type ServerSpec, startServer, tail } from
 import { compareWithFunil } from './throughput/sql-check.js';
 import { transpileHelpers } from './throughput/transpile.js';
 import { FUNIL_ONLY, RUN_ORDER, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './throughput/workloads.js';
+import { findWrk, WrkLoad } from './throughput/wrk-load.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const POOL_SIZE = 10;
@@ -66,6 +69,7 @@ const { values: options } = parseArgs({
     profile: { type: 'string', default: 'W2' },
     'no-profile': { type: 'boolean', default: false },
     'no-large-tenant': { type: 'boolean', default: false },
+    'load-generator': { type: 'string' },
     results: { type: 'string', default: join(ROOT, 'bench', 'results') },
   },
 });
@@ -81,6 +85,7 @@ const unknown = selected.filter((name) => !TARGETS.includes(name));
 if (unknown.length) throw new Error(`unknown target(s) ${unknown.join(', ')}; known: ${TARGETS.join(', ')}`);
 const workloads = RUN_ORDER.filter((id) => options.workloads.split(',').includes(id));
 const profiled = WORKLOAD_IDS.filter((id) => options.profile.split(',').includes(id));
+const loadGenerator = chooseLoadGenerator(options['load-generator']);
 
 const started = new Date();
 const machineAtStart = machine();
@@ -134,6 +139,7 @@ async function main(): Promise<void> {
   });
   for (const skip of skipped) log(`skipped ${skip.target}: ${skip.reason}`);
 
+  log(`load generator: ${loadGenerator.description}`);
   const work = await mkdtemp(join(tmpdir(), 'funil-bench-'));
   cleanups.push(() => rm(work, { recursive: true, force: true }));
   log('seeding the fixture (PostgreSQL template database and PGlite template directory)');
@@ -230,6 +236,7 @@ async function main(): Promise<void> {
       customers: fixture.data.customerIds.length,
     },
     postgresVersion: fixture.postgresVersion ?? null,
+    loadGenerator: loadGenerator.description,
     logging: LOGGING,
     skipped,
     sqlCheck,
@@ -336,7 +343,7 @@ async function runHttpTarget(
 ): Promise<void> {
   const logFile = join(work, `${target}-${round}.log`);
   const server = await startTracked(serverSpec(target, copy, fixture, bodiesFile, logFile));
-  const load = new LoadGenerator(ROOT);
+  const load = loadGenerator.start(work);
   running.add(load);
   try {
     const measured: MeasuredTarget = {
@@ -457,7 +464,7 @@ async function profileTarget(
     const spec = serverSpec(target, copy, fixture, '', join(work, `${target}-profile.log`));
     const profiler = ['--cpu-prof', '--cpu-prof-interval', String(PROFILE_INTERVAL_US), '--cpu-prof-dir', dir];
     const server = await startTracked(spec, [...profiler, '--cpu-prof-name', name]);
-    const load = new LoadGenerator(ROOT);
+    const load = loadGenerator.start(work);
     running.add(load);
     let measured: Measurement;
     try {
@@ -487,6 +494,23 @@ async function profileTarget(
   } finally {
     await copy.discard();
   }
+}
+
+/** wrk where it is installed (it leaves the server the cores), else autocannon; --load-generator chooses. */
+function chooseLoadGenerator(asked: string | undefined): {
+  description: string;
+  start(work: string): LoadGenerator;
+} {
+  if (asked !== undefined && asked !== 'wrk' && asked !== 'autocannon') {
+    throw new Error(`--load-generator ${asked}: wrk or autocannon`);
+  }
+  const wrk = asked === 'autocannon' ? undefined : findWrk();
+  if (wrk && 'path' in wrk) {
+    return { description: `wrk (${wrk.path}), one thread`, start: (work) => new WrkLoad(work) };
+  }
+  if (asked === 'wrk') throw new Error(`--load-generator wrk: ${(wrk as { missing: string }).missing}`);
+  const why = wrk ? `; ${(wrk as { missing: string }).missing}` : ', as asked';
+  return { description: `autocannon${why}`, start: () => new AutocannonLoad(ROOT) };
 }
 
 function commit(): string {

@@ -1,48 +1,17 @@
 /**
- * The load generator, in a process of its own (forked by the harness, which talks to it over IPC):
- * autocannon, a warm-up run whose figures are thrown away, then the measured run. Latency
+ * autocannon, in a process of its own (forked by AutocannonLoad, which talks to it over IPC): a
+ * warm-up run whose figures are thrown away, then the measured run. Latency
  * percentiles come from every response's own time (autocannon's histogram keeps whole milliseconds,
  * too coarse for sub-millisecond answers).
  */
 import autocannon from 'autocannon';
-import { type BenchRequest, MCP_WORKLOADS, requestMaker, type WorkloadData, type WorkloadId } from './workloads.js';
-
-export interface LoadJob {
-  /** http://host:port */
-  url: string;
-  token: string;
-  workload: WorkloadId;
-  data: WorkloadData;
-  connections: number;
-  warmupSec: number;
-  durationSec: number;
-}
-
-export interface LoadResult {
-  /** Responses received in the measured run, of any status. */
-  responses: number;
-  /** Non-2xx answers, and MCP answers (a 200) whose tool result is an error. */
-  non2xx: number;
-  /** Connection errors and timeouts. */
-  errors: number;
-  statusCodes: Record<string, number>;
-  durationSec: number;
-  rps: number;
-  p50Ms: number;
-  p90Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  /** Mean size of a 2xx response body and headers as autocannon counts them. */
-  bytesPerResponse: number;
-}
+import { type LoadJob, type LoadResult, TOOL_FAILED } from './load-job.js';
+import { type BenchRequest, MCP_WORKLOADS, requestMaker } from './workloads.js';
 
 export type WorkerMessage =
   | { type: 'measuring' }
   | { type: 'result'; result: LoadResult }
   | { type: 'error'; message: string };
-
-/** An MCP tool's failure travels in a 200: its result says `isError`. */
-const TOOL_FAILED = '"isError":true';
 
 function fire(
   job: LoadJob,
@@ -96,7 +65,9 @@ async function runJob(job: LoadJob, send: (message: WorkerMessage) => void): Pro
   const latencies: number[] = [];
   send({ type: 'measuring' });
   const toolErrors = { count: 0 };
+  const cpuAtStart = process.cpuUsage();
   const result = await fire(job, job.durationSec, latencies, toolErrors);
+  const cpu = process.cpuUsage(cpuAtStart);
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count ?? 0;
@@ -115,6 +86,7 @@ async function runJob(job: LoadJob, send: (message: WorkerMessage) => void): Pro
       p99Ms: percentile(sorted, 99),
       maxMs: percentile(sorted, 100),
       bytesPerResponse: result['2xx'] ? result.throughput.total / result['2xx'] : 0,
+      cpuMs: (cpu.user + cpu.system) / 1000,
     },
   });
 }

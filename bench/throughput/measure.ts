@@ -4,14 +4,10 @@
  * backends' CPU time, bytes logged) and times a GET /health every 10 ms on a kept-alive connection
  * of its own: how long the server's event loop keeps a trivial request waiting.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { Agent, get } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import type { LoadJob, LoadResult, WorkerMessage } from './load-worker.js';
+import type { LoadGenerator, LoadJob, LoadResult } from './load-job.js';
 import { CpuSpan, cpuMs, PeakRss } from './proc.js';
 import { fileSize, type RunningServer } from './server-process.js';
-
-const WORKER = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
 
 export interface LatencySummary {
   samples: number;
@@ -46,48 +42,6 @@ export interface Measurement extends LoadResult {
 }
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
-
-/** The load generator process, kept for every workload of one target run. */
-export class LoadGenerator {
-  readonly #child: ChildProcess;
-
-  constructor(cwd: string) {
-    this.#child = fork(WORKER, [], {
-      cwd,
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-  }
-
-  get pid(): number {
-    return this.#child.pid as number;
-  }
-
-  run(job: LoadJob, onMeasuring: () => void): Promise<LoadResult> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (message: WorkerMessage) => {
-        if (message.type === 'measuring') return onMeasuring();
-        this.#child.off('message', onMessage);
-        this.#child.off('exit', onExit);
-        if (message.type === 'result') resolve(message.result);
-        else reject(new Error(`load generator: ${message.message}`));
-      };
-      const onExit = (code: number | null) => reject(new Error(`load generator exited (${code})`));
-      this.#child.on('message', onMessage);
-      this.#child.once('exit', onExit);
-      this.#child.send(job);
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.send('exit');
-    const timer = setTimeout(() => this.#child.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
 
 export class HealthProbe {
   readonly #latencies: number[] = [];
@@ -166,7 +120,6 @@ export async function measureWorkload(
   let window:
     | {
         cpu: number | undefined;
-        loadgenCpu: number | undefined;
         rss: PeakRss;
         probe: HealthProbe;
         db: Promise<CpuSpan | undefined>;
@@ -178,7 +131,6 @@ export async function measureWorkload(
   const result = await load.run(job, () => {
     window = {
       cpu: cpuMs(server.pid),
-      loadgenCpu: cpuMs(load.pid),
       rss: new PeakRss(server.pid),
       probe: new HealthProbe(server.url),
       db: target.databasePids ? target.databasePids().then((pids) => new CpuSpan(pids)) : Promise.resolve(undefined),
@@ -190,7 +142,6 @@ export async function measureWorkload(
   const endUs = monotonicUs();
   if (!window) throw new Error('the load generator never started measuring');
   const cpuEnd = cpuMs(server.pid);
-  const loadgenCpuEnd = cpuMs(load.pid);
   const logBytesEnd = fileSize(server.logFile);
   const dbSpan = await window.db;
   const dbCpu = dbSpan && target.databasePids ? dbSpan.end(await target.databasePids()) : undefined;
@@ -206,9 +157,7 @@ export async function measureWorkload(
     peakRssMb,
     cpuMsPerRequest: per(cpuEnd !== undefined && window.cpu !== undefined ? cpuEnd - window.cpu : undefined),
     dbCpuMsPerRequest: per(dbCpu),
-    loadgenCpuMsPerRequest: per(
-      loadgenCpuEnd !== undefined && window.loadgenCpu !== undefined ? loadgenCpuEnd - window.loadgenCpu : undefined,
-    ),
+    loadgenCpuMsPerRequest: result.cpuMs === null || result.responses === 0 ? null : result.cpuMs / result.responses,
     logBytesPerRequest: per(logBytesEnd - window.logBytes),
     health,
     loopDelay,

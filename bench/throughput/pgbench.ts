@@ -199,6 +199,7 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
       cpuMsPerRequest: null,
       dbCpuMsPerRequest: cpuRate !== undefined && tps > 0 ? (cpuRate * 1000) / tps : null,
       loadgenCpuMsPerRequest: null,
+      cpuMs: null,
       logBytesPerRequest: null,
       health: null,
       loopDelay: null,

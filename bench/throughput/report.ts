@@ -78,6 +78,8 @@ export interface RunInfo {
     customers: number;
   };
   postgresVersion: string | null;
+  /** Which load generator made the load, and why that one. */
+  loadGenerator: string;
   logging: string;
   skipped: { target: string; reason: string }[];
   sqlCheck: { statement: string; funil: string }[];
@@ -182,7 +184,8 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
     `Settings: ${s.connections} connections, ${s.warmupSec} s warm-up then ${s.durationSec} s measured, per workload; ` +
       `${s.rounds} rounds, the targets alternating (A B … A B …), each started fresh on a fresh copy of the data ` +
       `(one tenant, ${count(s.leads)} leads, ${count(s.customers)} customers). Pool: ${s.poolSize} connections (Funil's default) ` +
-      `for Funil and the reference; pgbench: ${s.pgbenchClients} clients. Logging: ${info.logging}`,
+      `for Funil and the reference; pgbench: ${s.pgbenchClients} clients. Load generator: ${info.loadGenerator}. ` +
+      `Logging: ${info.logging}`,
     '',
   ];
   if (info.skipped.length) {
