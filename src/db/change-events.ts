@@ -42,7 +42,9 @@ export const changeEvents = {
           case when d.previous ? 'status' then ${`${family}.status_changed`} else ${`${family}.updated`} end),
         w.id, ${change.tokenId}::uuid, ${change.requestId}::text, n.new_row, d.previous
       from written w cross join locked l
-      cross join lateral (select to_jsonb(w) as new_row) n
+      -- offset 0 keeps the planner from inlining new_row into the filter below, which made it
+      -- build the row's jsonb twice per column: a third of a status change's database time.
+      cross join lateral (select to_jsonb(w) as new_row offset 0) n
       cross join lateral (
         select coalesce(jsonb_object_agg(o.key, o.value), '{}'::jsonb) as previous
         from jsonb_each(l.old_row) o
