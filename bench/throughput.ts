@@ -43,7 +43,14 @@ import {
 import { freePort, type RunningServer, type ServerSpec, startServer, tail } from './throughput/server-process.js';
 import { compareWithFunil } from './throughput/sql-check.js';
 import { transpileHelpers } from './throughput/transpile.js';
-import { FUNIL_ONLY, RUN_ORDER, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './throughput/workloads.js';
+import {
+  FUNIL_ONLY,
+  OUTBOX_WORKLOADS,
+  RUN_ORDER,
+  WORKLOAD_IDS,
+  WORKLOADS,
+  type WorkloadId,
+} from './throughput/workloads.js';
 import { findWrk, WrkLoad } from './throughput/wrk-load.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -272,9 +279,14 @@ async function makeMinimalSchema(client: pg.Client): Promise<void> {
   await client.query('vacuum analyze minimal.leads, minimal.customers');
 }
 
-/** The selected workloads a target serves: SPEC §13's (batch, upsert) are Funil's alone. */
+/**
+ * The selected workloads a target serves: SPEC §13's and §19's are Funil's alone, and the reference
+ * without events is there for the writes that add one.
+ */
 function workloadsOf(target: TargetName): readonly WorkloadId[] {
-  return target.startsWith('funil') ? workloads : workloads.filter((workload) => !FUNIL_ONLY.has(workload));
+  if (target.startsWith('funil')) return workloads;
+  if (target === 'reference-no-events') return workloads.filter((workload) => OUTBOX_WORKLOADS.includes(workload));
+  return workloads.filter((workload) => !FUNIL_ONLY.has(workload));
 }
 
 function skipReason(
@@ -282,7 +294,13 @@ function skipReason(
   postgresUrl: string | undefined,
   pgbench: Awaited<ReturnType<typeof findPgbench>>,
 ): string | undefined {
-  const needsPostgres = ['funil-postgres', 'reference', 'reference-minimal', 'db-ceiling'].includes(target);
+  const needsPostgres = [
+    'funil-postgres',
+    'reference',
+    'reference-minimal',
+    'reference-no-events',
+    'db-ceiling',
+  ].includes(target);
   if (needsPostgres && !postgresUrl) {
     return 'no PostgreSQL: set FUNIL_BENCH_DATABASE_URL=postgres://user@host:port/db (a server where the user may create databases)';
   }
@@ -311,6 +329,7 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
       break;
     case 'reference':
     case 'reference-minimal':
+    case 'reference-no-events':
     case 'reference-embedded':
       spec.args = [join(helpers, 'server.js')];
       spec.env = {
@@ -320,6 +339,7 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
         REFERENCE_TENANT_ID: fixture.tenant.id,
         REFERENCE_TOKEN_ID: fixture.tenant.tokenId,
         ...(target === 'reference-minimal' && { REFERENCE_SCHEMA: 'minimal' }),
+        ...(target === 'reference-no-events' && { REFERENCE_EVENTS: 'off' }),
       };
       break;
     case 'http-ceiling':

@@ -8,6 +8,7 @@
  *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, queried directly)
  *   REFERENCE_TENANT_ID, REFERENCE_TOKEN_ID (the `created_by` of new leads), PORT, HOST
  *   REFERENCE_SCHEMA=minimal             (PostgreSQL: the minimal schema's tables and statements, queries.ts)
+ *   REFERENCE_EVENTS=off                 (Funil's schema and statements, less the change feed's event)
  */
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
@@ -19,6 +20,7 @@ import {
   bind,
   LIST_LIMIT,
   MINIMAL_SQL,
+  NO_EVENT_SQL,
   type Query,
   renderCustomer,
   renderLead,
@@ -34,7 +36,7 @@ const prefix = '/api/external/v1';
 
 /** REFERENCE_SCHEMA=minimal: the thin server on a schema of its own (queries.ts, MINIMAL_SCHEMA). */
 const minimal = env.REFERENCE_SCHEMA === 'minimal';
-const SQL = minimal ? MINIMAL_SQL : SAME_SCHEMA_SQL;
+const SQL = minimal ? MINIMAL_SQL : env.REFERENCE_EVENTS === 'off' ? NO_EVENT_SQL : SAME_SCHEMA_SQL;
 const storage = await openStorage();
 const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
 app.addHook('onClose', () => storage.close());

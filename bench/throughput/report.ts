@@ -2,13 +2,14 @@
 import { FEED_PAGE, type FeedDrain } from './feed-drain.js';
 import type { Measurement } from './measure.js';
 import type { Machine } from './proc.js';
-import { BATCH_SIZE, MCP_WORKLOADS, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
+import { BATCH_SIZE, MCP_WORKLOADS, OUTBOX_WORKLOADS, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
 
 export const TARGETS = [
   'funil-postgres',
   'funil-embedded',
   'reference',
   'reference-minimal',
+  'reference-no-events',
   'reference-embedded',
   'http-ceiling',
   'db-ceiling',
@@ -233,6 +234,7 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
   }
 
   if (rows.some((row) => row.target === 'reference-minimal')) lines.push('', ...schemaCostSection(rows));
+  if (rows.some((row) => row.target === 'reference-no-events')) lines.push('', ...outboxSection(rows));
   lines.push('', ...writePathSection(rows));
   if (rows.some((row) => MCP_WORKLOADS.has(row.workload))) lines.push('', ...mcpSection(rows));
   if (info.feed.length) lines.push('', ...feedSection(info.feed));
@@ -374,8 +376,6 @@ function schemaCostSection(rows: ResultRow[]): string[] {
     '| workload | Funil req/s ÷ minimal | Node CPU/req Funil ÷ minimal | PostgreSQL CPU/req Funil ÷ minimal | PostgreSQL CPU/req same-schema ref ÷ minimal |',
     '|---|---:|---:|---:|---:|',
   ];
-  const over = (a: number | null | undefined, b: number | null | undefined) =>
-    a != null && b != null && b > 0 ? ratio(a / b) : '–';
   for (const workload of ['W1', 'W2', 'W3', 'W4', 'W5'] as const) {
     const [funil, same, minimal] = (['funil-postgres', 'reference', 'reference-minimal'] as const).map((target) =>
       findRow(rows, target, workload),
@@ -388,6 +388,38 @@ function schemaCostSection(rows: ResultRow[]): string[] {
   }
   return lines;
 }
+
+/**
+ * SPEC §14's outbox on a write: the same thin server, schema and statements, with the event each
+ * write adds (`reference`) and without it (`reference-no-events`), per round.
+ */
+function outboxSection(rows: ResultRow[]): string[] {
+  const lines = [
+    '## The change feed’s cost on a write (SPEC §14), before and after',
+    '',
+    '`reference-no-events` is the reference on Funil’s schema sending Funil’s statements less the event each write ' +
+      'adds in its own statement (`bench/reference/queries.ts`, NO_EVENT_SQL); `reference` sends them whole. The ' +
+      'event is built by the database (Funil’s Node side does not see it), so the difference is the outbox’s cost. ' +
+      'req/s: each round’s ratio (in brackets); CPU: the ratio of the means.',
+    '',
+    '| workload | req/s without events | req/s with | with ÷ without | PostgreSQL CPU/req with ÷ without | server CPU/req with ÷ without |',
+    '|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const workload of OUTBOX_WORKLOADS) {
+    const [without, whole] = (['reference-no-events', 'reference'] as const).map((target) =>
+      findRow(rows, target, workload),
+    );
+    if (!without || !whole) continue;
+    lines.push(
+      `| ${workload} ${WORKLOADS[workload]} | ${roundsCell(without, 1)} | ${roundsCell(whole, 1)} | ${ratioCell(without, whole, 1)} | ` +
+        `${over(whole.dbCpuMsPerRequest, without.dbCpuMsPerRequest)} | ${over(whole.cpuMsPerRequest, without.cpuMsPerRequest)} |`,
+    );
+  }
+  return lines;
+}
+
+const over = (a: number | null | undefined, b: number | null | undefined) =>
+  a != null && b != null && b > 0 ? ratio(a / b) : '–';
 
 const FUNIL_TARGETS = ['funil-postgres', 'funil-embedded'] as const;
 

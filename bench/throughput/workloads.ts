@@ -19,6 +19,8 @@ export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
  * Funil's own REST requests (W1, W2) on the same target, in the same round.
  */
 export const FUNIL_ONLY: ReadonlySet<WorkloadId> = new Set(['W6', 'W7', 'W8', 'W9']);
+/** The writes whose event (SPEC §14) the reference measures with and without: a create and a status change. */
+export const OUTBOX_WORKLOADS: readonly WorkloadId[] = ['W1', 'W3'];
 /** SPEC §19's: the requests of W2 and W1, through the MCP endpoint. */
 export const MCP_WORKLOADS: ReadonlySet<WorkloadId> = new Set(['W8', 'W9']);
 /** The leads in one W6 request. */
