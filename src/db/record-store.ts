@@ -17,6 +17,7 @@ import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versi
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 import { SEARCH_SEPARATOR, searchText } from './search-text.js';
+import { snakeCase } from './snake-case.js';
 
 /** A row as a read or a write returns it: its columns by (camelCase) name, the id and the version among them. */
 export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
@@ -108,6 +109,9 @@ export class RecordStore {
   readonly #find: PreparedQuery<Key, StoredRow>;
   readonly #findForUpdate: PreparedQuery<Key, StoredRow>;
   readonly #insert: PreparedQuery<Key & ChangeParams & Record<string, unknown>, StoredRow>;
+  readonly #insertMany: PreparedQuery<ChangeParams & { rows: string }, StoredRow>;
+  /** The insert columns under their names in the table, as insertMany's rows carry them. */
+  readonly #insertKeys: readonly string[];
   readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
   readonly #largeTenants: LargeTenants | undefined;
@@ -195,6 +199,33 @@ export class RecordStore {
         );
       },
     );
+    // Every row in one jsonb parameter, spread into the table's own row type: one text for any
+    // number of rows, so that Kysely builds it and the database plans it once, where a multi-row
+    // VALUES was built, compiled and planned at every batch (a third of a batch's JavaScript time).
+    this.#insertKeys = options.insertColumns.map(snakeCase);
+    this.#insertMany = new PreparedQuery((p: ChangeParams & { rows: string }) =>
+      returning<StoredRow>(
+        any
+          .with('written', (db) =>
+            db
+              .insertInto(table)
+              .columns([...options.insertColumns, 'createdAt', 'updatedAt'])
+              .expression(
+                sql`select ${sql.join(this.#insertKeys.map((key) => sql.ref(`r.${key}`)))}, statement_timestamp(), statement_timestamp()
+                  from jsonb_populate_recordset(null::${sql.table(table)}, ${p.rows}::jsonb) as r`,
+              )
+              .returning(columns),
+          )
+          .with('event', (db) =>
+            db
+              .insertInto('events')
+              .columns(EVENT_COLUMNS)
+              .expression(changeEvents.ofRows('written', `${family}.created`, p)),
+          )
+          .selectFrom('written')
+          .selectAll(),
+      ),
+    );
     this.#delete = new PreparedByShape<boolean, WriteParams, { id: string }>(String, (conditional, p) => {
       const query = any.deleteFrom(table).where('tenantId', '=', p.tenantId).where('id', '=', p.id);
       return returning<{ id: string }>(
@@ -245,29 +276,19 @@ export class RecordStore {
     rows: readonly Readonly<Record<string, unknown>>[],
   ): Promise<StoredRow[]> {
     if (rows.length === 0) return [];
-    const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    const { table, insertColumns, columns, events } = this.#options;
-    const values = rows.map((row) => {
-      const full: Record<string, unknown> = { ...row, id: newId(), tenantId: change.tenantId };
-      return { ...Object.fromEntries(insertColumns.map((column) => [column, full[column]])), ...STAMPS } as Record<
-        string,
-        unknown
-      >;
+    const { insertColumns } = this.#options;
+    const keys = this.#insertKeys;
+    const ids = rows.map(() => newId());
+    const records = rows.map((row, i) => {
+      const record: Record<string, unknown> = {};
+      insertColumns.forEach((column, k) => {
+        record[keys[k] as string] = column === 'id' ? ids[i] : column === 'tenantId' ? change.tenantId : row[column];
+      });
+      return record;
     });
-    const stored = (await any
-      .with('written', (db) => db.insertInto(table).values(values).returning(columns))
-      .with('event', (db) =>
-        db
-          .insertInto('events')
-          .columns(EVENT_COLUMNS)
-          .expression(changeEvents.ofRows('written', `${events}.created`, changeParams(change))),
-      )
-      .selectFrom('written')
-      .selectAll()
-      .execute()) as StoredRow[];
-    // PostgreSQL returns the rows of a multi-row VALUES in their order; the ids make sure of it.
+    const stored = await this.#insertMany.execute(handle, { ...changeParams(change), rows: JSON.stringify(records) });
     const byId = new Map(stored.map((row) => [row.id, row]));
-    return values.map((row) => byId.get(row.id as string) as StoredRow);
+    return ids.map((id) => byId.get(id) as StoredRow);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
 import type { StoredRow } from '../db/record-store.js';
+import { snakeCase } from '../db/snake-case.js';
 import { timestampText, toIso } from '../db/timestamp-text.js';
 import { pickWritable } from '../shared/fields.js';
 import { IgnoredOnWrite } from '../shared/schemas.js';
@@ -173,9 +174,4 @@ function fromStored(value: unknown, storage: FieldSpec['storage']): unknown {
   if (storage === 'money') return Number(value);
   if (storage === 'object') return value ?? {};
   return value;
-}
-
-/** What Kysely's camel-case plugin makes of a name: `lastContactText` → `last_contact_text`. */
-function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }

@@ -76,6 +76,54 @@ describeEachBackend('batch writes (SPEC §13)', (ctx) => {
       assert.deepEqual(read.body, results[6]?.data);
     });
 
+    it(`${resource}: items of every field and kind of text are stored as a single create stores them`, async () => {
+      const fields = {
+        leads: {
+          email: email(),
+          source: 'site',
+          status: 'contacted',
+          score: 87,
+          lastContact: '2026-11-20T12:30:00.123-03:00',
+        },
+        customers: {
+          firstName: 'Ana',
+          lastName: 'Lima',
+          phone: '+55 11 5555-0000',
+          status: 'inactive',
+          type: 'company',
+          value: 1234.56,
+          autoPayment: true,
+        },
+      }[resource];
+      const texts = ['Zoë Ñandú', 'emoji 😀', 'quote " back\\slash \t tab', "x'); drop table leads; --"];
+      const bodies = texts.map((name, i) =>
+        BODIES[resource]({ ...fields, name, notes: `${name}\n${i}`, externalId: unique('all'), email: email() }),
+      );
+      const res = await batch(resource, { items: bodies });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const results: Answer['body'][] = res.body.results;
+      assert.deepEqual(
+        results.map((r) => r.status),
+        texts.map(() => 201),
+      );
+      // One statement wrote them all (one transaction id), not the item-by-item path a refused one falls back to.
+      const ids = results.map((r) => r.data._id as string);
+      const writers = await sql<{ n: number }>`select count(distinct xmin::text)::int as n from ${sql.table(resource)}
+        where id = any(${ids}::uuid[])`.execute(ctx.db);
+      assert.equal(writers.rows[0]?.n, 1);
+      const own = ({ _id, id, createdAt, updatedAt, externalId, email, ...rest }: Record<string, unknown>) => rest;
+      for (const [i, result] of results.entries()) {
+        const read = await ctx.request('GET', `${API}/${resource}/${result.data._id}`, { token: tenant.token });
+        assert.deepEqual(read.body, result.data);
+        const single = await ctx.request('POST', `${API}/${resource}`, {
+          token: tenant.token,
+          body: { ...bodies[i], externalId: unique('single'), email: email() },
+        });
+        assert.equal(single.status, 201);
+        assert.deepEqual(own(result.data), own(single.body), texts[i]);
+      }
+    });
+
     it(`${resource}: with upsert, a later item sees an earlier one: two items with one key give one record`, async () => {
       const externalId = unique('same');
       const res = await batch(
