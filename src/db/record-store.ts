@@ -3,7 +3,10 @@ import {
   type Compilable,
   type Expression,
   type ExpressionBuilder,
+  type InsertQueryBuilder,
+  type InsertResult,
   type Kysely,
+  type QueryCreator,
   type SelectQueryBuilder,
   type SqlBool,
   sql,
@@ -71,6 +74,9 @@ export interface WriteOptions {
   readonly eventType?: string | null;
 }
 
+/** A resource's tables as this store sees them: its own names and columns, not Kysely's static types. */
+type AnyTables = Record<string, Record<string, unknown>>;
+
 interface Key {
   tenantId: string;
   id: string;
@@ -120,7 +126,7 @@ export class RecordStore {
     this.#options = options;
     this.#largeTenants = options.scanRows === undefined ? undefined : new LargeTenants(options.table, options.scanRows);
     // The table and columns are this store's own (a resource's), not Kysely's static types.
-    const any = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const any = db as unknown as Kysely<AnyTables>;
     const { table, columns } = options;
     this.#find = new PreparedQuery((p: Key) =>
       returning<StoredRow>(
@@ -133,15 +139,14 @@ export class RecordStore {
       ),
     );
     const family = options.events;
-    this.#insert = new PreparedQuery((p: Key & ChangeParams & Record<string, unknown>) =>
+    /** The rows `insert` writes, each with its `<family>.created` event, in one statement (SPEC §14). */
+    const created = (
+      p: ChangeParams,
+      insert: (db: QueryCreator<AnyTables>) => InsertQueryBuilder<AnyTables, string, InsertResult>,
+    ) =>
       returning<StoredRow>(
         any
-          .with('written', (db) =>
-            db
-              .insertInto(table)
-              .values({ ...Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])), ...STAMPS })
-              .returning(columns),
-          )
+          .with('written', (db) => insert(db).returning(columns))
           .with('event', (db) =>
             db
               .insertInto('events')
@@ -150,6 +155,12 @@ export class RecordStore {
           )
           .selectFrom('written')
           .selectAll(),
+      );
+    this.#insert = new PreparedQuery((p: Key & ChangeParams & Record<string, unknown>) =>
+      created(p, (db) =>
+        db
+          .insertInto(table)
+          .values({ ...Object.fromEntries(options.insertColumns.map((column) => [column, p[column]])), ...STAMPS }),
       ),
     );
     // The row is locked (and read as it was) before updatedAt is taken, so a write that waited for
@@ -204,26 +215,14 @@ export class RecordStore {
     // VALUES was built, compiled and planned at every batch (a third of a batch's JavaScript time).
     this.#insertKeys = options.insertColumns.map(snakeCase);
     this.#insertMany = new PreparedQuery((p: ChangeParams & { rows: string }) =>
-      returning<StoredRow>(
-        any
-          .with('written', (db) =>
-            db
-              .insertInto(table)
-              .columns([...options.insertColumns, 'createdAt', 'updatedAt'])
-              .expression(
-                sql`select ${sql.join(this.#insertKeys.map((key) => sql.ref(`r.${key}`)))}, statement_timestamp(), statement_timestamp()
-                  from jsonb_populate_recordset(null::${sql.table(table)}, ${p.rows}::jsonb) as r`,
-              )
-              .returning(columns),
-          )
-          .with('event', (db) =>
-            db
-              .insertInto('events')
-              .columns(EVENT_COLUMNS)
-              .expression(changeEvents.ofRows('written', `${family}.created`, p)),
-          )
-          .selectFrom('written')
-          .selectAll(),
+      created(p, (db) =>
+        db
+          .insertInto(table)
+          .columns([...options.insertColumns, 'createdAt', 'updatedAt'])
+          .expression(
+            sql`select ${sql.join(this.#insertKeys.map((key) => sql.ref(`r.${key}`)))}, statement_timestamp(), statement_timestamp()
+              from jsonb_populate_recordset(null::${sql.table(table)}, ${p.rows}::jsonb) as r`,
+          ),
       ),
     );
     this.#delete = new PreparedByShape<boolean, WriteParams, { id: string }>(String, (conditional, p) => {
@@ -317,7 +316,7 @@ export class RecordStore {
    * several (lead e-mails are not unique), the most recently created.
    */
   async findIdBy(handle: Db, tenantId: string, column: string, value: unknown): Promise<string | undefined> {
-    const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const any = handle as unknown as Kysely<AnyTables>;
     const row = await any
       .selectFrom(this.#options.table)
       .select('id')
@@ -373,7 +372,7 @@ export class RecordStore {
     filters: object,
     page: KeysetPage<Item>,
   ): Promise<ListRows> {
-    const any = handle as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const any = handle as unknown as Kysely<AnyTables>;
     const tenantRows = any.selectFrom(this.#options.table).where('tenantId', '=', tenantId);
     const given = Object.entries(filters).filter(([, value]) => value !== undefined);
     if (given.length === 0) return this.#page(handle, tenantRows.select(selection as never), page);
