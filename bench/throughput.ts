@@ -294,13 +294,7 @@ function skipReason(
   postgresUrl: string | undefined,
   pgbench: Awaited<ReturnType<typeof findPgbench>>,
 ): string | undefined {
-  const needsPostgres = [
-    'funil-postgres',
-    'reference',
-    'reference-minimal',
-    'reference-no-events',
-    'db-ceiling',
-  ].includes(target);
+  const needsPostgres = !target.endsWith('embedded') && target !== 'http-ceiling';
   if (needsPostgres && !postgresUrl) {
     return 'no PostgreSQL: set FUNIL_BENCH_DATABASE_URL=postgres://user@host:port/db (a server where the user may create databases)';
   }
@@ -524,13 +518,12 @@ function chooseLoadGenerator(asked: string | undefined): {
   if (asked !== undefined && asked !== 'wrk' && asked !== 'autocannon') {
     throw new Error(`--load-generator ${asked}: wrk or autocannon`);
   }
-  const wrk = asked === 'autocannon' ? undefined : findWrk();
-  if (wrk && 'path' in wrk) {
-    return { description: `wrk (${wrk.path}), one thread`, start: (work) => new WrkLoad(work) };
-  }
-  if (asked === 'wrk') throw new Error(`--load-generator wrk: ${(wrk as { missing: string }).missing}`);
-  const why = wrk ? `; ${(wrk as { missing: string }).missing}` : ', as asked';
-  return { description: `autocannon${why}`, start: () => new AutocannonLoad(ROOT) };
+  const autocannon = (why: string) => ({ description: `autocannon${why}`, start: () => new AutocannonLoad(ROOT) });
+  if (asked === 'autocannon') return autocannon(', as asked');
+  const wrk = findWrk();
+  if ('path' in wrk) return { description: `wrk (${wrk.path}), one thread`, start: (work) => new WrkLoad(work) };
+  if (asked === 'wrk') throw new Error(`--load-generator wrk: ${wrk.missing}`);
+  return autocannon(`; ${wrk.missing}`);
 }
 
 function commit(): string {

@@ -126,28 +126,28 @@ export const SQL = {
  */
 export const NO_EVENT_SQL = {
   ...SQL,
-  createLead: {
-    name: 'reference_create_lead_no_event',
-    text: rewrite(SQL.createLead.text, [[/^with "written" as \((.*)\), "event" as .*$/s, '$1']]),
-    params: SQL.createLead.params.slice(0, 13),
-  },
-  updateLeadStatus: {
-    name: 'reference_update_lead_status_no_event',
-    text: rewrite(SQL.updateLeadStatus.text, [
-      [', to_jsonb("leads") as "old_row"', ''],
-      [/, "event" as .*(?= select \* from "written"$)/s, ''],
-    ]),
-    params: SQL.updateLeadStatus.params.slice(0, 4),
-  },
+  createLead: rewrite(SQL.createLead, 'reference_create_lead_no_event', [
+    [/^with "written" as \((.*)\), "event" as .*$/s, '$1'],
+  ]),
+  updateLeadStatus: rewrite(SQL.updateLeadStatus, 'reference_update_lead_status_no_event', [
+    [', to_jsonb("leads") as "old_row"', ''],
+    [/, "event" as .*(?= select \* from "written"$)/s, ''],
+  ]),
 } as const satisfies Record<StatementName, Statement>;
 
-/** Each replacement applied in turn; one that no longer matches (the statement changed) throws. */
-function rewrite(text: string, replacements: [string | RegExp, string][]): string {
-  return replacements.reduce((current, [pattern, replacement]) => {
+/**
+ * The statement with each replacement applied in turn (one that no longer matches, the statement
+ * having changed, throws), keeping the parameters up to the highest `$n` left in its text: the
+ * event's come last.
+ */
+function rewrite(statement: Statement, name: string, replacements: [string | RegExp, string][]): Statement {
+  const text = replacements.reduce((current, [pattern, replacement]) => {
     const next = current.replace(pattern, replacement);
     if (next === current) throw new Error(`queries.ts: ${pattern} no longer matches ${current}`);
     return next;
-  }, text);
+  }, statement.text);
+  const highest = Math.max(...[...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+  return { name, text, params: statement.params.slice(0, highest) };
 }
 
 const MINIMAL_LEADS = '"minimal"."leads"';

@@ -7,7 +7,6 @@ const WORKER = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
 
 /** autocannon in a process of its own (load-worker.ts), kept for every workload of one target run. */
 export class AutocannonLoad implements LoadGenerator {
-  readonly name = 'autocannon';
   readonly #child: ChildProcess;
 
   constructor(cwd: string) {

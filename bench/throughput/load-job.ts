@@ -32,11 +32,8 @@ export interface LoadResult {
   cpuMs: number | null;
 }
 
-export type LoadGeneratorName = 'wrk' | 'autocannon';
-
 /** A load generator kept for every workload of one target run: a warm-up whose figures are dropped, then the measured run. */
 export interface LoadGenerator {
-  readonly name: LoadGeneratorName;
   /** Calls onMeasuring just before the measured run's load starts. */
   run(job: LoadJob, onMeasuring: () => void): Promise<LoadResult>;
   stop(): Promise<void>;

@@ -66,7 +66,6 @@ function childCpuMs(stderr: string): number | null {
 }
 
 export class WrkLoad implements LoadGenerator {
-  readonly name = 'wrk';
   readonly #work: string;
   readonly #running = new Set<ReturnType<typeof spawn>>();
 
