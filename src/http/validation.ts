@@ -22,6 +22,8 @@ function createAjv(options: Options): Ajv {
     useDefaults: false,
     allErrors: false,
     strictSchema: false,
+    // `custom` takes arrays of mixed items (`type: [...]`) on purpose; else Ajv writes a warning to stderr for each.
+    allowUnionTypes: true,
     multipleOfPrecision: 9,
     ...options,
   });

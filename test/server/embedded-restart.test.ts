@@ -58,12 +58,30 @@ describe('the embedded server as a process (SPEC §9, §11, §12)', () => {
   });
 
   it('keeps the data across a restart and prints no new token (SPEC §11)', async () => {
-    const server = await start();
+    const server = await start({ LOG_LEVEL: 'info' });
     assert.equal(printedToken(server.output()), undefined);
     const read = await fetch(`${server.url}${API}/leads/${leadId}`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(read.status, 200);
     assert.equal(((await read.json()) as { name: string }).name, 'Survives restarts');
+    // The MCP tools' schemas are compiled on the first MCP request: their warnings would show only then.
+    const tools = await fetch(`${server.url}${API}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(tools.status, 200);
     assert.equal(await server.stop(), 0);
+    // SPEC §12: what a restarted server writes is its JSON log lines, with no stray warning between them.
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line !== '');
+    assert.ok(lines.some((line) => line.includes('Funil is ready')));
+    for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), `not a log line: ${line}`);
   });
 
   it('keeps an acknowledged write after kill -9 (SPEC §11)', async () => {
