@@ -1,8 +1,13 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply } from 'fastify';
-import { PROTOCOL_VERSIONS } from './mcp-server.js';
 
-type JsonRpcId = string | number | null;
+/** SPEC §19: the protocol versions Funil speaks, newest first (the one offered to a client asking for another). */
+export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18'];
+
+/** JSON-RPC 2.0's error codes (the SDK's `ErrorCode`), here so that refusing a message needs no SDK. */
+export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
+
+export type JsonRpcId = string | number | null;
 
 /** A JSON-RPC answer Funil makes itself, where the SDK would answer wrongly or not at all. */
 export interface OwnAnswer {
@@ -37,12 +42,7 @@ export function preflight(
   version: string | string[] | undefined,
 ): OwnAnswer | StrayArguments | undefined {
   if (Array.isArray(message)) {
-    return failure(
-      400,
-      null,
-      ErrorCode.InvalidRequest,
-      'Invalid Request: one JSON-RPC message per request (no batches).',
-    );
+    return failure(400, null, INVALID_REQUEST, 'Invalid Request: one JSON-RPC message per request (no batches).');
   }
   if (typeof version === 'string' && !PROTOCOL_VERSIONS.includes(version)) {
     const supported = PROTOCOL_VERSIONS.join(', ');
@@ -52,22 +52,11 @@ export function preflight(
   const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
   const params = message.params;
   if (!isPlainObject(params) || typeof params.name !== 'string') {
-    return failure(200, id, ErrorCode.InvalidParams, 'Invalid params: tools/call needs `name`, a string.');
+    return failure(200, id, INVALID_PARAMS, 'Invalid params: tools/call needs `name`, a string.');
   }
   if (params.arguments === null) delete params.arguments;
   if (params.arguments === undefined || isPlainObject(params.arguments)) return undefined;
   return { id, name: params.name, arguments: params.arguments };
-}
-
-/** A tool's result, or the JSON-RPC error it threw (an unknown tool). */
-export function answerOf(id: JsonRpcId, outcome: Promise<object>): Promise<OwnAnswer> {
-  return outcome.then(
-    (result): OwnAnswer => ({ status: 200, body: { jsonrpc: '2.0', id, result } }),
-    (error: unknown) => {
-      if (error instanceof McpError) return failure(200, id, error.code, error.message);
-      throw error;
-    },
-  );
 }
 
 export function failure(status: number, id: JsonRpcId, code: number, message: string): OwnAnswer {

@@ -11,11 +11,9 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../http/authenticate.js';
 import { PACKAGE_VERSION } from '../shared/version.js';
+import { PROTOCOL_VERSIONS } from './json-rpc.js';
 import { quoted } from './mcp-tool.js';
 import type { McpToolbox } from './mcp-toolbox.js';
-
-/** SPEC §19: the protocol versions Funil speaks, newest first (the one offered to a client asking for another). */
-export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18'];
 
 const SERVER_INFO: Implementation = { name: 'funil', title: 'Funil', version: PACKAGE_VERSION };
 const CAPABILITIES: ServerCapabilities = { tools: { listChanged: false } };

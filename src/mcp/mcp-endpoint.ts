@@ -1,0 +1,80 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CursorCodec } from '../http/cursor.js';
+import { sendApiError } from '../http/error-handler.js';
+import type { Services } from '../services.js';
+import { customerTools } from './customer-tools.js';
+import { failure, type JsonRpcId, type OwnAnswer, type StrayArguments, sendOwn } from './json-rpc.js';
+import { leadTools } from './lead-tools.js';
+import { instructionsFor, mcpServerFor } from './mcp-server.js';
+import { McpToolbox } from './mcp-toolbox.js';
+
+/** The request headers the SDK's transport reads; no other reaches it. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+
+/** Answers one MCP message that passed `preflight`: `stray` when its tool's arguments are not an object. */
+export type McpEndpoint = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stray: StrayArguments | undefined,
+) => Promise<FastifyReply>;
+
+/**
+ * Everything of `POST /mcp` that needs the MCP SDK: the tools, and the SDK's server and transport.
+ * `mcp.routes.ts` loads this module on the first MCP request, so a server that is never asked
+ * over MCP does not carry the SDK (about 10 MB of a process's memory).
+ */
+export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoint {
+  const toolbox = new McpToolbox([...leadTools(services, cursors), ...customerTools(services, cursors)], services.db);
+  const instructions = instructionsFor(services.leadStatuses);
+
+  return async (request, reply, stray) => {
+    const message = request.body;
+    let response: Response | undefined;
+    if (stray) {
+      const answer = await answerOf(stray.id, toolbox.call(request, stray.name, stray.arguments));
+      if (!request.mcpFailure) return sendOwn(reply, answer);
+    } else {
+      const server = mcpServerFor(request, toolbox, instructions);
+      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+      await server.connect(transport);
+      // Not closed after: with JSON answers it holds no stream, timer or pending request once it has
+      // answered, and close() would only build an error (with its stack) for the requests it no longer has.
+      response = await transport.handleRequest(webRequestOf(request), { parsedBody: message });
+    }
+    // The deadline answered meanwhile (FUNIL_REQUEST_TIMEOUT_MS): its 503 stands.
+    if (reply.sent) return reply;
+    if (request.mcpFailure) return sendApiError(request.mcpFailure, request, reply);
+    if (!response) throw new Error('an MCP request got no answer');
+    reply.code(response.status);
+    const type = response.headers.get('content-type');
+    if (type) reply.type(type);
+    // The bytes as the transport encoded them: decoding them to a string only to encode it again cost
+    // a tenth of a 100-lead search's CPU (npm run bench, W8).
+    const body = Buffer.from(await response.arrayBuffer());
+    return reply.send(body.length === 0 ? undefined : body);
+  };
+}
+
+/** A tool's result, or the JSON-RPC error it threw (an unknown tool). */
+function answerOf(id: JsonRpcId, outcome: Promise<object>): Promise<OwnAnswer> {
+  return outcome.then(
+    (result): OwnAnswer => ({ status: 200, body: { jsonrpc: '2.0', id, result } }),
+    (error: unknown) => {
+      if (error instanceof McpError) return failure(200, id, error.code, error.message);
+      throw error;
+    },
+  );
+}
+
+/** The request as the SDK's web-standard transport takes it; the parsed body is handed over beside it. */
+function webRequestOf(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  // The transport only reports the URL to handlers, which do not read it.
+  return new Request('http://localhost/mcp', { method: 'POST', headers });
+}
