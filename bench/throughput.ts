@@ -14,7 +14,7 @@
  *   it the PostgreSQL targets are skipped, and said so.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -40,7 +40,14 @@ import {
   TARGETS,
   type TargetName,
 } from './throughput/report.js';
-import { freePort, type RunningServer, type ServerSpec, startServer, tail } from './throughput/server-process.js';
+import {
+  freePort,
+  npmStartFlags,
+  type RunningServer,
+  type ServerSpec,
+  startServer,
+  tail,
+} from './throughput/server-process.js';
 import { compareWithFunil } from './throughput/sql-check.js';
 import { transpileHelpers } from './throughput/transpile.js';
 import {
@@ -56,7 +63,7 @@ import { findWrk, WrkLoad } from './throughput/wrk-load.js';
 const ROOT = resolve(import.meta.dirname, '..');
 const POOL_SIZE = 10;
 /** Funil runs with the Node flags `npm start` gives it (package.json), as in production. */
-const START_FLAGS = startFlags();
+const START_FLAGS = npmStartFlags(ROOT);
 /** The CPU profiler's sampling interval. */
 const PROFILE_INTERVAL_US = 500;
 const LOGGING =
@@ -534,11 +541,4 @@ function commit(): string {
   } catch {
     return 'unknown';
   }
-}
-
-function startFlags(): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const flags = /^node\s+(.*?)\s*dist\/server\.js$/.exec(scripts.start);
-  if (!flags) throw new Error(`package.json's start script is not "node [flags] dist/server.js": ${scripts.start}`);
-  return (flags[1] ?? '').split(/\s+/).filter(Boolean);
 }

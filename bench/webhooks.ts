@@ -18,7 +18,7 @@ import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../test/helpers/admin-api.
 import { withAdminClient, withDatabase } from '../test/helpers/postgres-admin.js';
 import { quantile } from '../test/helpers/quantile.js';
 import { benchPostgresUrl } from './bench-database.js';
-import { freePort, startServer } from './throughput/server-process.js';
+import { freePort, npmStartFlags, startServer } from './throughput/server-process.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const API = '/api/external/v1';
@@ -65,7 +65,7 @@ if (backend === 'postgres') await withAdminClient(url as string, (c) => c.query(
 const server = await startServer(
   {
     label: 'funil',
-    args: ['--enable-source-maps', '--max-old-space-size=128', 'dist/server.js'],
+    args: [...npmStartFlags(ROOT), 'dist/server.js'],
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
