@@ -10,6 +10,11 @@ export interface LoadJob {
   connections: number;
   warmupSec: number;
   durationSec: number;
+  /**
+   * Requests a second offered over all connections, each connection pausing between its requests;
+   * unset, each sends its next request as soon as the last is answered (the server's capacity).
+   */
+  ratePerSec?: number;
 }
 
 export interface LoadResult {

@@ -44,6 +44,7 @@ function fire(
       {
         url: job.url,
         connections: job.connections,
+        ...(job.ratePerSec && { overallRate: job.ratePerSec }),
         pipelining: 1,
         duration: seconds,
         timeout: 10,

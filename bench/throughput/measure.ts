@@ -110,18 +110,23 @@ async function readLoopDelay(metricsUrl: string | undefined): Promise<LoopDelay 
   }
 }
 
+/**
+ * @param probeHealth whether to time GET /health beside the load; without it, every request counted
+ *   is one of the workload's (a paced run's CPU per request would otherwise mix in a tenth of probes)
+ */
 export async function measureWorkload(
   target: MeasuredTarget,
   load: LoadGenerator,
   job: LoadJob,
   loadAverage: () => number,
+  probeHealth = true,
 ): Promise<Measurement> {
   const { server } = target;
   let window:
     | {
         cpu: number | undefined;
         rss: PeakRss;
-        probe: HealthProbe;
+        probe: HealthProbe | undefined;
         db: Promise<CpuSpan | undefined>;
         logBytes: number;
         startUs: number;
@@ -132,7 +137,7 @@ export async function measureWorkload(
     window = {
       cpu: cpuMs(server.pid),
       rss: new PeakRss(server.pid),
-      probe: new HealthProbe(server.url),
+      probe: probeHealth ? new HealthProbe(server.url) : undefined,
       db: target.databasePids ? target.databasePids().then((pids) => new CpuSpan(pids)) : Promise.resolve(undefined),
       logBytes: fileSize(server.logFile),
       startUs: monotonicUs(),
@@ -146,11 +151,11 @@ export async function measureWorkload(
   const dbSpan = await window.db;
   const dbCpu = dbSpan && target.databasePids ? dbSpan.end(await target.databasePids()) : undefined;
   const peakRssMb = window.rss.stop();
-  const health = await window.probe.stop();
+  const health = (await window.probe?.stop()) ?? null;
   await window.loopDelayReset;
   const loopDelay = await readLoopDelay(target.metricsUrl);
   // The probe's requests are served too: they count as requests (about 100 a second, cheap ones).
-  const served = result.responses + health.samples;
+  const served = result.responses + (health?.samples ?? 0);
   const per = (total: number | undefined) => (total === undefined || served === 0 ? null : total / served);
   return {
     ...result,

@@ -21,6 +21,8 @@ export const REFERENCE_OF: Partial<Record<TargetName, TargetName>> = {
   'funil-postgres': 'reference',
   'funil-embedded': 'reference-embedded',
 };
+/** Who runs the paced workloads: Funil on PostgreSQL, the thin server on its schema and on the minimal one. */
+export const PACED_TARGETS: ReadonlySet<TargetName> = new Set(['funil-postgres', 'reference', 'reference-minimal']);
 /** Targets on PostgreSQL running Funil's statements on Funil's schema, whose database ceiling is pgbench's. */
 const ON_POSTGRES = new Set<TargetName>(['funil-postgres', 'reference']);
 
@@ -97,6 +99,8 @@ export interface RunInfo {
   profile: string | null;
   /** The change feed drained after the workloads, per Funil target and round. */
   feed: (FeedDrain & { target: string; round: number })[];
+  /** The workloads run again at one offered rate (`--paced-rate`), on PACED_TARGETS. */
+  paced: { ratePerSec: number; rows: ResultRow[] };
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN);
@@ -234,6 +238,7 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
   }
 
   if (rows.some((row) => row.target === 'reference-minimal')) lines.push('', ...schemaCostSection(rows));
+  if (info.paced.rows.length) lines.push('', ...pacedSection(info.paced));
   if (rows.some((row) => row.target === 'reference-no-events')) lines.push('', ...outboxSection(rows));
   lines.push('', ...writePathSection(rows));
   if (rows.some((row) => MCP_WORKLOADS.has(row.workload))) lines.push('', ...mcpSection(rows));
@@ -387,6 +392,57 @@ function schemaCostSection(rows: ResultRow[]): string[] {
     );
   }
   return lines;
+}
+
+/**
+ * Issue 21's goal 2 at one offered rate: the CPU each target spends per request when none of them
+ * runs flat out. CPU: the ratio of the means, and each round's ratio in brackets.
+ */
+function pacedSection({ ratePerSec, rows }: RunInfo['paced']): string[] {
+  const lines = [
+    `## Node CPU per request at one offered rate (${count(ratePerSec)} req/s; issue 21, goal 2)`,
+    '',
+    'Run flat out, as above, a server answering 12,000 requests a second has its wake-ups and system calls ' +
+      'batched in a way one answering 3,000 has not, which lowers its CPU per request. Here each target is offered ' +
+      `the same ${count(ratePerSec)} requests a second (each connection waits between an answer and its next ` +
+      'request), below what any of them serves, after the workloads above and on the same process; a slower answer ' +
+      'delays the next request, so the rate reached is a little lower, most for the slowest. No /health probe runs ' +
+      'beside these: every request counted is the workload’s.',
+    '',
+    '| workload | req/s reached: Funil / same-schema ref / minimal | Node CPU ms/req: Funil / same-schema ref / minimal | Funil ÷ minimal | Funil ÷ same-schema ref | PostgreSQL CPU ms/req: Funil / minimal | PostgreSQL Funil ÷ minimal |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const workload of WORKLOAD_IDS) {
+    const [funil, same, minimal] = (['funil-postgres', 'reference', 'reference-minimal'] as const).map((target) =>
+      findRow(rows, target, workload),
+    );
+    if (!funil) continue;
+    const ms = (row: ResultRow | undefined, value: (row: ResultRow) => number | null) =>
+      row ? fixed(value(row), 3) : '–';
+    lines.push(
+      `| ${workload} ${WORKLOADS[workload]} | ${[funil, same, minimal].map((row) => (row ? count(row.rps) : '–')).join(' / ')} | ` +
+        `${[funil, same, minimal].map((row) => ms(row, (r) => r.cpuMsPerRequest)).join(' / ')} | ` +
+        `${cpuRatioCell(minimal, funil, (r) => r.cpuMsPerRequest)} | ${cpuRatioCell(same, funil, (r) => r.cpuMsPerRequest)} | ` +
+        `${ms(funil, (r) => r.dbCpuMsPerRequest)} / ${ms(minimal, (r) => r.dbCpuMsPerRequest)} | ` +
+        `${cpuRatioCell(minimal, funil, (r) => r.dbCpuMsPerRequest)} |`,
+    );
+  }
+  return lines;
+}
+
+/** `other` ÷ `base` of a per-request CPU figure: the ratio of the means, and each round's. */
+function cpuRatioCell(
+  base: ResultRow | undefined,
+  other: ResultRow | undefined,
+  value: (figures: Pick<Measurement, 'cpuMsPerRequest' | 'dbCpuMsPerRequest'>) => number | null,
+): string {
+  if (!base || !other) return '–';
+  const ratios = other.rounds.flatMap((round) => {
+    const same = base.rounds.find((candidate) => candidate.round === round.round);
+    const [a, b] = [value(round), same ? value(same) : null];
+    return a !== null && b ? [a / b] : [];
+  });
+  return `${over(value(other), value(base))} (${ratios.map((r) => r.toFixed(2)).join(' / ')})`;
 }
 
 /**

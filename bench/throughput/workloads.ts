@@ -21,6 +21,8 @@ export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
 export const FUNIL_ONLY: ReadonlySet<WorkloadId> = new Set(['W6', 'W7', 'W8', 'W9']);
 /** The writes whose event (SPEC §14) the reference measures with and without: a create and a status change. */
 export const OUTBOX_WORKLOADS: readonly WorkloadId[] = ['W1', 'W3'];
+/** Issue 21's second goal: Node's CPU per create, status change and get by id, also at one offered rate. */
+export const PACED_WORKLOADS: readonly WorkloadId[] = ['W1', 'W3', 'W4'];
 /** SPEC §19's: the requests of W2 and W1, through the MCP endpoint. */
 export const MCP_WORKLOADS: ReadonlySet<WorkloadId> = new Set(['W8', 'W9']);
 /** The leads in one W6 request. */

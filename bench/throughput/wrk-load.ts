@@ -42,6 +42,15 @@ export function findWrk(): { path: string } | { missing: string } {
   return found.status === 0 && path ? { path } : { missing: 'wrk is not installed (Debian: apt-get install wrk)' };
 }
 
+/**
+ * What each connection waits between an answer and its next request for `rate` a second over all of
+ * them. The answer's own time comes on top, so the rate reached is a little lower, and lower still
+ * for a slower server: the report gives the rate each target reached beside its CPU per request.
+ */
+function pauseMs(connections: number, rate: number): number {
+  return Math.max(1, Math.round((connections * 1000) / rate));
+}
+
 /** One request per line, as wrk-requests.lua reads it. */
 function requestLine(request: BenchRequest): string {
   const headers = Object.entries(request.headers ?? {}).map(([name, value]) => `\t${name}: ${value}`);
@@ -50,7 +59,7 @@ function requestLine(request: BenchRequest): string {
 
 async function writeRequests(file: string, job: LoadJob, seconds: number): Promise<void> {
   const next = requestMaker(job.workload, job.data);
-  const count = Math.ceil(seconds * (PER_SECOND[job.workload] ?? REQUESTS_PER_SECOND));
+  const count = Math.ceil(seconds * (job.ratePerSec ?? PER_SECOND[job.workload] ?? REQUESTS_PER_SECOND));
   const lines: string[] = [];
   for (let i = 0; i < count; i++) lines.push(requestLine(next()));
   await writeFile(file, lines.join(''));
@@ -87,7 +96,8 @@ export class WrkLoad implements LoadGenerator {
       const { stdout, stderr } = await this.#wrk([
         ...['--threads', '1', '--connections', String(job.connections), '--duration', `${seconds}s`],
         ...['--timeout', '10s', '--script', SCRIPT, job.url, '--', file, job.token],
-        ...(MCP_WORKLOADS.has(job.workload) ? [TOOL_FAILED] : []),
+        MCP_WORKLOADS.has(job.workload) ? TOOL_FAILED : '',
+        ...(job.ratePerSec ? [String(pauseMs(job.connections, job.ratePerSec))] : []),
       ]);
       const line = stdout.split('\n').find((candidate) => candidate.startsWith('{"requests"'));
       if (!line) throw new Error(`wrk printed no summary:\n${stdout}\n${stderr}`);

@@ -1,8 +1,9 @@
 -- wrk's script for `npm run bench` (bench/throughput/wrk-load.ts): plays back a file of requests
 -- made by workloads.ts, one per line: method, path, body (may be empty), then any extra headers
--- as "name: value", all separated by tabs. Script arguments: the file, the token, and optionally a
--- string whose presence in a body marks a failure the status cannot tell (an MCP tool's error);
--- bodies are read only then. done() prints one line of JSON for the harness.
+-- as "name: value", all separated by tabs. Script arguments: the file, the token, optionally a
+-- string whose presence in a body marks a failure the status cannot tell (an MCP tool's error;
+-- bodies are read only then), and optionally the milliseconds each connection waits between an
+-- answer and its next request (a paced run). done() prints one line of JSON for the harness.
 
 local threads = {}
 
@@ -12,7 +13,7 @@ function setup(thread)
 end
 
 function init(args)
-  local file, token, failure = args[1], args[2], args[3]
+  local file, token, failure, pause = args[1], args[2], args[3], tonumber(args[4])
   requests = {}
   for line in io.lines(file) do
     local method, path, body, extra = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t?(.*)$")
@@ -30,6 +31,12 @@ function init(args)
   -- Threads start far apart in the list, so that they do not send the same requests.
   position = math.floor(#requests * thread_index / 16)
   failures = 0
+  if pause then
+    -- wrk asks for delay() only when the script defines it: defined here, once the arguments are known.
+    delay = function()
+      return pause
+    end
+  end
   if failure and failure ~= "" then
     response = function(status, headers, body)
       if body and body:find(failure, 1, true) then
