@@ -108,10 +108,16 @@ describe('fair share between tenants on the embedded database (SPEC §10)', { ti
   });
 });
 
+const DEADLINE_MS = 30_000;
+
 describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, () => {
   // 200 readers over 50 tenants: each within its share, all together far more than one connection
-  // serves. The default wait for a connection (1 s).
-  const ctx = new TestContext('pglite', { FUNIL_TENANT_CONCURRENCY: '' });
+  // serves. The default wait for a connection (1 s); the request deadline out of the way (it answers
+  // 503 too, in the same body), so that every 503 here is the wait's.
+  const ctx = new TestContext('pglite', {
+    FUNIL_TENANT_CONCURRENCY: '',
+    FUNIL_REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
+  });
   const agent = new Agent({ keepAlive: true, maxSockets: 200 });
   before(() => ctx.start());
   after(async () => {
@@ -158,9 +164,10 @@ describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, (
       assert.equal(answer.body.code, 'service_unavailable');
       assert.ok(Number(answer.headers['retry-after']) >= 1);
     }
-    // The wait for a connection (1 s in all, per request) refuses, not the request deadline (4 s),
-    // which would answer 503 too but only after waiting it out. The tail past 1 s is this process's
-    // own event loop, shared by the server and its 200 clients.
+    // The wait for a connection (1 s in all, per request) refuses, after about that long: with the
+    // deadline at 30 s, nothing else answers 503. The tail past 1 s is this process's own event loop,
+    // shared by the server and its 200 clients: it reached 3.9 s on two busy cores, past the 3.5 s
+    // this test once allowed while the default 4 s deadline could answer too.
     assert.ok(
       quantile(
         refused.map((a) => a.ms),
@@ -169,7 +176,7 @@ describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, (
       `refused after ${spread(refused)}`,
     );
     assert.ok(
-      refused.every((a) => a.ms < 3_500),
+      refused.every((a) => a.ms < DEADLINE_MS / 3),
       `refused after ${spread(refused)}`,
     );
   });
