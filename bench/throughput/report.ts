@@ -437,11 +437,7 @@ function cpuRatioCell(
   value: (figures: Pick<Measurement, 'cpuMsPerRequest' | 'dbCpuMsPerRequest'>) => number | null,
 ): string {
   if (!base || !other) return '–';
-  const ratios = other.rounds.flatMap((round) => {
-    const same = base.rounds.find((candidate) => candidate.round === round.round);
-    const [a, b] = [value(round), same ? value(same) : null];
-    return a !== null && b ? [a / b] : [];
-  });
+  const ratios = roundRatios(base, other, value);
   return `${over(value(other), value(base))} (${ratios.map((r) => r.toFixed(2)).join(' / ')})`;
 }
 
@@ -491,11 +487,17 @@ function roundsCell(row: ResultRow | undefined, scale: number): string {
 /** `other` ÷ `base` in req/s (× scale), per round: their mean, and each round's. */
 function ratioCell(base: ResultRow | undefined, other: ResultRow | undefined, scale: number): string {
   if (!base || !other) return '–';
-  const ratios = other.rounds.flatMap((round) => {
-    const same = base.rounds.find((candidate) => candidate.round === round.round);
-    return same ? [(round.rps * scale) / same.rps] : [];
-  });
+  const ratios = roundRatios(base, other, (round) => round.rps).map((value) => value * scale);
   return `${ratio(mean(ratios))} (${ratios.map((value) => value.toFixed(2)).join(' / ')})`;
+}
+
+/** `value` of each of `other`'s rounds ÷ the same of `base`'s round with the same number. */
+function roundRatios(base: ResultRow, other: ResultRow, value: (round: RoundFigures) => number | null): number[] {
+  return other.rounds.flatMap((round) => {
+    const same = base.rounds.find((candidate) => candidate.round === round.round);
+    const [a, b] = [value(round), same ? value(same) : null];
+    return a !== null && b ? [a / b] : [];
+  });
 }
 
 /** SPEC §14: how fast one reader catches up with a tenant's feed. */
