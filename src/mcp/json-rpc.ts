@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18'];
 
 /** JSON-RPC 2.0's error codes (the SDK's `ErrorCode`), here so that refusing a message needs no SDK. */
-export const INVALID_REQUEST = -32600;
+const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 
 export type JsonRpcId = string | number | null;

@@ -30,7 +30,6 @@ export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoi
   const instructions = instructionsFor(services.leadStatuses);
 
   return async (request, reply, stray) => {
-    const message = request.body;
     let response: Response | undefined;
     if (stray) {
       const answer = await answerOf(stray.id, toolbox.call(request, stray.name, stray.arguments));
@@ -41,7 +40,7 @@ export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoi
       await server.connect(transport);
       // Not closed after: with JSON answers it holds no stream, timer or pending request once it has
       // answered, and close() would only build an error (with its stack) for the requests it no longer has.
-      response = await transport.handleRequest(webRequestOf(request), { parsedBody: message });
+      response = await transport.handleRequest(webRequestOf(request), { parsedBody: request.body });
     }
     // The deadline answered meanwhile (FUNIL_REQUEST_TIMEOUT_MS): its 503 stands.
     if (reply.sent) return reply;

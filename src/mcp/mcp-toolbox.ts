@@ -1,4 +1,4 @@
-import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import { type TObject, type TSchema, Type } from 'typebox';
@@ -12,7 +12,7 @@ import { bodyValidator } from '../http/validation.js';
 import { IdempotencyKey } from '../idempotency/idempotency.plugin.js';
 import { type ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import { isPlainObject } from './json-rpc.js';
+import { INVALID_PARAMS, isPlainObject } from './json-rpc.js';
 import type { McpTool, ToolCall } from './mcp-tool.js';
 import { ToolIdempotency, type ToolOutcome } from './tool-idempotency.js';
 
@@ -68,7 +68,7 @@ export class McpToolbox {
    */
   async call(request: FastifyRequest, name: string, args: unknown = {}): Promise<CallToolResult> {
     const prepared = this.#tools.get(name);
-    if (!prepared) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!prepared) throw new McpError(INVALID_PARAMS, `Unknown tool: ${name}`);
     const outcome = await this.#outcome(request, prepared, args);
     request.mcp = { ...request.mcp, tool: name };
     if (outcome.status >= 400) request.mcp.code = (outcome.body as { code?: string }).code;

@@ -19,16 +19,17 @@ interface McpRoutesOptions {
 export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, { services, cursors }) => {
   // Its calls carry their own `idempotencyKey`: the REST header is not read.
   const config = { scope: ANY_TOKEN, bearerChallenge: true, ownIdempotency: true };
-  let endpoint: Promise<McpEndpoint> | undefined;
+  // Loaded once, by the first request that gets past the preflight; a failed load is tried again.
+  let loading: Promise<McpEndpoint> | undefined;
   const loadEndpoint = () => {
-    endpoint ??= import('./mcp-endpoint.js').then(
+    loading ??= import('./mcp-endpoint.js').then(
       (module) => module.mcpEndpoint(services, cursors),
       (error: unknown) => {
-        endpoint = undefined;
+        loading = undefined;
         throw error;
       },
     );
-    return endpoint;
+    return loading;
   };
 
   app.post('/mcp', { schema: { hide: true }, config }, async (request, reply) => {
@@ -36,8 +37,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, { ser
     request.mcp = { method: methodOf(message) };
     const checked = preflight(message, request.headers['mcp-protocol-version']);
     if (checked && 'status' in checked) return sendOwn(reply, checked);
-    const answer = await loadEndpoint();
-    return answer(request, reply, checked);
+    const endpoint = await loadEndpoint();
+    return endpoint(request, reply, checked);
   });
 
   // No stream to open and no session to end (stateless, JSON answers): the method is not allowed.
