@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { send } from '../test/helpers/http-client.js';
 import { quantile } from '../test/helpers/quantile.js';
-import { freePort, type RunningServer, startServer } from './throughput/server-process.js';
+import { freePort, npmStartFlags, type RunningServer, startServer } from './throughput/server-process.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: options } = parseArgs({
@@ -60,7 +60,7 @@ try {
   server = await startServer(
     {
       label: 'funil',
-      args: ['--max-old-space-size=128', join(resolve(options.dist), 'server.js')],
+      args: [...npmStartFlags(ROOT), join(resolve(options.dist), 'server.js')],
       env: {
         PATH: process.env.PATH ?? '',
         NODE_ENV: 'production',
