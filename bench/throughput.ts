@@ -10,6 +10,7 @@
  *            --no-large-tenant (skips bench/large-tenant.ts, which runs last: custom filters and the
  *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
  *            --load-generator wrk|autocannon (wrk when it is installed)
+ *            --paced-rate N (1000; 0: no paced runs) --node PATH (the servers' Node.js; this one)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
  *   it the PostgreSQL targets are skipped, and said so.
  */
@@ -87,6 +88,7 @@ const { values: options } = parseArgs({
     'no-large-tenant': { type: 'boolean', default: false },
     'load-generator': { type: 'string' },
     'paced-rate': { type: 'string', default: '1000' },
+    node: { type: 'string' },
     results: { type: 'string', default: join(ROOT, 'bench', 'results') },
   },
 });
@@ -107,7 +109,9 @@ const profiled = WORKLOAD_IDS.filter((id) => options.profile.split(',').includes
 const loadGenerator = chooseLoadGenerator(options['load-generator']);
 
 const started = new Date();
-const machineAtStart = machine();
+/** The Node.js the servers run on (Funil, the reference, the HTTP ceiling): another version's with `--node`. */
+const NODE = options.node ?? process.execPath;
+const machineAtStart = machine(NODE);
 const skipped: RunInfo['skipped'] = [];
 const figures = new Map<string, RoundFigures[]>();
 /** The paced runs' figures, apart: their CPU per request is not the capacity runs'. */
@@ -331,7 +335,7 @@ function skipReason(
 function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bodiesFile: string, logFile: string) {
   const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production' };
   const storage = target.endsWith('embedded');
-  const spec: ServerSpec = { label: target, args: [], env: base, logFile, cwd: ROOT };
+  const spec: ServerSpec = { label: target, args: [], node: NODE, env: base, logFile, cwd: ROOT };
   switch (target) {
     case 'funil-postgres':
     case 'funil-embedded':

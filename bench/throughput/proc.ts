@@ -101,14 +101,15 @@ export interface Machine {
   platform: string;
 }
 
-export function machine(): Machine {
+/** The machine, and the version of `node`: the Node.js binary the servers run on (this process's unless `--node`). */
+export function machine(node = process.execPath): Machine {
   const [one = 0, five = 0, fifteen = 0] = os.loadavg();
   return {
     cores: os.availableParallelism(),
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
     loadAverage: [one, five, fifteen],
-    node: process.version,
+    node: node === process.execPath ? process.version : execFileSync(node, ['--version'], { encoding: 'utf8' }).trim(),
     platform: `${os.type()} ${os.release()} ${os.arch()}`,
   };
 }

@@ -179,7 +179,7 @@ export function markdown(rows: ResultRow[], info: RunInfo): string {
     '',
     `Run ${info.startedAt} → ${info.finishedAt} (${Math.round(info.durationSec)} s), commit ${info.commit}.`,
     '',
-    `Machine: **${m.cores} cores** (${m.cpuModel}), ${m.memoryGb} GB, ${m.platform}, Node ${m.node}` +
+    `Machine: **${m.cores} cores** (${m.cpuModel}), ${m.memoryGb} GB, ${m.platform}, Node ${m.node} (the servers')` +
       (info.postgresVersion ? `, PostgreSQL ${info.postgresVersion}` : '') +
       '.',
     `Load average at start **${m.loadAverage.map((v) => v.toFixed(2)).join(' / ')}** (1 / 5 / 15 min), at end ${info.loadAverageAtEnd

@@ -19,6 +19,8 @@ export interface ServerSpec {
   label: string;
   /** Arguments to `node`. */
   args: string[];
+  /** The Node.js binary; this process's unless given. */
+  node?: string;
   env: Record<string, string>;
   /** Where its stdout and stderr go. */
   logFile: string;
@@ -38,7 +40,7 @@ export async function startServer(spec: ServerSpec, port: number, readyTimeoutMs
   const log = openSync(spec.logFile, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, spec.args, {
+    child = spawn(spec.node ?? process.execPath, spec.args, {
       cwd: spec.cwd,
       env: { ...spec.env, PORT: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', log, log],
