@@ -5,17 +5,20 @@ import pino from 'pino';
 import { CustomValueRemoval } from '../../src/fields/custom-value-removal.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { feedSettled } from '../helpers/feed.js';
+import { runFixture } from '../helpers/fixture-sql.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from '../http/assert-error.js';
 
 describeEachBackend('deleting a custom field removes its values (SPEC §16)', (ctx) => {
   /** `count` leads of `tenant`, each with `custom`, written in one statement (the trigger checks them too). */
   async function leadsWith(tenant: TestTenant, count: number, custom: object): Promise<void> {
-    await sql`
-      insert into leads (id, tenant_id, name, email, status, created_by, custom, created_at)
-      select gen_random_uuid(), ${tenant.id}, 'n' || i, 'n' || i || '@example.com', 'new', ${tenant.tokenId},
-        ${JSON.stringify(custom)}::jsonb, now() - i * interval '1 millisecond'
-      from generate_series(1, ${count}) as i`.execute(ctx.db);
+    await runFixture(ctx.db, [
+      sql`
+        insert into leads (id, tenant_id, name, email, status, created_by, custom, created_at)
+        select gen_random_uuid(), ${tenant.id}, 'n' || i, 'n' || i || '@example.com', 'new', ${tenant.tokenId},
+          ${JSON.stringify(custom)}::jsonb, now() - i * interval '1 millisecond'
+        from generate_series(1, ${count}) as i`,
+    ]);
   }
 
   async function holding(tenant: TestTenant, key: string): Promise<number> {
