@@ -38,7 +38,7 @@ async function loopFor<T>(ms: number, loops: number, run: (i: number) => Promise
 
 // The embedded default, where one connection serves every tenant, with the default cap (4).
 describe('fair share between tenants on the embedded database (SPEC §10)', { timeout: 120_000 }, () => {
-  const ctx = new TestContext('pglite', { FUNIL_TENANT_CONCURRENCY: '' });
+  const ctx = new TestContext('pglite', { FUNIL_TENANT_CONCURRENCY: '', FUNIL_DB_CONNECT_TIMEOUT_MS: '1000' });
   let url: string;
   let flooder: TestTenant;
   let quiet: TestTenant;
@@ -116,6 +116,7 @@ describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, (
   // 503 too, in the same body), so that every 503 here is the wait's.
   const ctx = new TestContext('pglite', {
     FUNIL_TENANT_CONCURRENCY: '',
+    FUNIL_DB_CONNECT_TIMEOUT_MS: '1000',
     FUNIL_REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
   });
   const agent = new Agent({ keepAlive: true, maxSockets: 200 });
