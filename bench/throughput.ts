@@ -21,6 +21,7 @@ import os, { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB } from '../src/db/pglite-settings.js';
 import { withAdminClient } from '../test/helpers/postgres-admin.js';
 import { benchPostgresUrl } from './bench-database.js';
 import { MINIMAL_SCHEMA } from './reference/queries.js';
@@ -358,7 +359,12 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
       spec.args = [join(helpers, 'server.js')];
       spec.env = {
         ...base,
-        ...(storage ? { REFERENCE_DATA_DIR: copy.location } : { REFERENCE_DATABASE_URL: copy.location }),
+        ...(storage
+          ? {
+              REFERENCE_DATA_DIR: copy.location,
+              REFERENCE_SHARED_BUFFERS_MB: String(DEFAULT_EMBEDDED_SHARED_BUFFERS_MB),
+            }
+          : { REFERENCE_DATABASE_URL: copy.location }),
         REFERENCE_POOL_SIZE: String(POOL_SIZE),
         REFERENCE_TENANT_ID: fixture.tenant.id,
         REFERENCE_TOKEN_ID: fixture.tenant.tokenId,

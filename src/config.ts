@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB } from './db/pglite-settings.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './db/timeouts.js';
 
 export const DEFAULT_LEAD_STATUSES = [
@@ -45,6 +46,8 @@ export interface Config {
   readonly listScanRows: number | undefined;
   /** Hot statements run as named prepared statements on PostgreSQL (off behind a pooler that cannot keep them). */
   readonly databasePreparedStatements: boolean;
+  /** The embedded database's buffer cache, in MB (PGlite's shared_buffers); not used on PostgreSQL. */
+  readonly embeddedSharedBuffersMb: number;
   /** SPEC §14: days an event is kept in the change feed. */
   readonly eventRetentionDays: number;
   /** SPEC §15: webhook delivery settings. */
@@ -123,6 +126,13 @@ export function loadConfig(env: Env = process.env): Config {
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
     listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
     databasePreparedStatements: boolean(env, 'FUNIL_DB_PREPARED_STATEMENTS', true),
+    embeddedSharedBuffersMb: integer(
+      env,
+      'FUNIL_EMBEDDED_SHARED_BUFFERS_MB',
+      DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
+      1,
+      16_384,
+    ),
     eventRetentionDays: integer(env, 'FUNIL_EVENT_RETENTION_DAYS', 30, 1, 36_500),
     webhooks: Object.freeze({
       deliver: boolean(env, 'FUNIL_WEBHOOKS_DELIVER', true),

@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     preparedStatements: config.databasePreparedStatements,
+    embeddedSharedBuffersMb: config.embeddedSharedBuffersMb,
     logger,
   });
   let app: FastifyInstance;

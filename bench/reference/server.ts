@@ -6,6 +6,7 @@
  *
  *   REFERENCE_DATABASE_URL=postgres://…  (a pg pool of REFERENCE_POOL_SIZE, default 10: Funil's default)
  *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, queried directly)
+ *   REFERENCE_SHARED_BUFFERS_MB=32       (PGlite's buffer cache: the bench gives it Funil's)
  *   REFERENCE_TENANT_ID, REFERENCE_TOKEN_ID (the `created_by` of new leads), PORT, HOST
  *   REFERENCE_SCHEMA=minimal             (PostgreSQL: the minimal schema's tables and statements, queries.ts)
  *   REFERENCE_EVENTS=off                 (Funil's schema and statements, less the change feed's event)
@@ -120,7 +121,13 @@ async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> 
       close: () => pool.end(),
     };
   }
-  const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), { extensions: { pg_trgm, btree_gin } });
+  const sharedBuffersMb = process.env.REFERENCE_SHARED_BUFFERS_MB;
+  const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), {
+    extensions: { pg_trgm, btree_gin },
+    ...(sharedBuffersMb && {
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`],
+    }),
+  });
   return {
     // PGlite's own API has no named statements: each query is parsed and planned again.
     query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,

@@ -6,6 +6,7 @@ import { connectWithinBudget } from './connection-wait.js';
 import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { prepareNamedStatements } from './named-statements.js';
+import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-settings.js';
 import type { Tables } from './tables.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 
@@ -44,6 +45,8 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
   /** Hot statements as named prepared statements (named-statements.ts); off behind a pooler that cannot keep them. */
   preparedStatements?: boolean;
+  /** The embedded database's buffer cache (pglite-settings.ts); not used on PostgreSQL. */
+  embeddedSharedBuffersMb?: number;
 }
 
 /** Opens PostgreSQL when a URL is given, else the embedded PGlite in `dataDir`; one Kysely dialect for both. */
@@ -57,7 +60,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         preparedStatements: options.preparedStatements ?? true,
         logger: options.logger,
       })
-    : openPglite(options.dataDir, connectTimeoutMs, options.logger);
+    : openPglite(options.dataDir, {
+        connectTimeoutMs,
+        sharedBuffersMb: options.embeddedSharedBuffersMb ?? DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
+        logger: options.logger,
+      });
 }
 
 interface PostgresOptions {
@@ -123,7 +130,16 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
   };
 }
 
-async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Logger): Promise<Database> {
+interface PgliteOptions {
+  connectTimeoutMs: number;
+  sharedBuffersMb: number;
+  logger: Logger;
+}
+
+async function openPglite(
+  dataDir: string,
+  { connectTimeoutMs, sharedBuffersMb, logger }: PgliteOptions,
+): Promise<Database> {
   // Loaded only in embedded mode: a server on PostgreSQL never needs it.
   const [{ PGlite }, { pg_trgm }, { btree_gin }, { createPgConfig }] = await Promise.all([
     import('@electric-sql/pglite'),
@@ -135,7 +151,10 @@ async function openPglite(dataDir: string, connectTimeoutMs: number, logger: Log
   const lock = await acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } });
+    pglite = await PGlite.create(dataDir, {
+      extensions: { pg_trgm, btree_gin },
+      startParams: pgliteStartParams(PGlite.defaultStartParams, sharedBuffersMb),
+    });
   } catch (error) {
     await lock.release();
     throw error;
