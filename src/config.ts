@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB } from './db/pglite-settings.js';
+import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB, MAX_EMBEDDED_SHARED_BUFFERS_MB } from './db/pglite-settings.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './db/timeouts.js';
 
 export const DEFAULT_LEAD_STATUSES = [
@@ -131,7 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
       'FUNIL_EMBEDDED_SHARED_BUFFERS_MB',
       DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
       1,
-      16_384,
+      MAX_EMBEDDED_SHARED_BUFFERS_MB,
     ),
     eventRetentionDays: integer(env, 'FUNIL_EVENT_RETENTION_DAYS', 30, 1, 36_500),
     webhooks: Object.freeze({
