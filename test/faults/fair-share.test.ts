@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { type HttpAnswer, send } from '../helpers/http-client.js';
 import { quantile } from '../helpers/quantile.js';
 import { API, TestContext, type TestTenant } from '../helpers/test-app.js';
+import { assertServiceUnavailable } from './service-unavailable.js';
 
 /** The lists that read the most rows of a large tenant (SPEC §10: "its most expensive lists"). */
 const EXPENSIVE_LISTS = [
@@ -87,7 +88,7 @@ describe('fair share between tenants on the embedded database (SPEC §10)', { ti
     const admitted = flood.filter((a) => a.status === 200);
     const refused = flood.filter((a) => a.status === 429);
     t.diagnostic(
-      `flooder: ${admitted.length} lists answered, ${refused.length} refused; quiet tenant: ${calm.length} answers, ` +
+      `flooder: ${admitted.length} lists answered, ${refused.length} refused, ${flood.length - admitted.length - refused.length} other; quiet tenant: ${calm.length} answers, ` +
         `p50 ${Math.round(
           quantile(
             calm.map((a) => a.ms),
@@ -101,9 +102,18 @@ describe('fair share between tenants on the embedded database (SPEC §10)', { ti
         )} ms`,
     );
     assert.deepEqual(statuses(calm), [200, 201], 'the quiet tenant is served');
-    assert.deepEqual(statuses(flood), [200, 429], 'the flooder is served up to its share, refused past it');
+    // Within its share the flooder's own lists queue for the one connection, behind each other and
+    // the quiet tenant's: on a slow machine one may wait past the second that bounds the wait (SPEC §10)
+    // and get its 503. That is the bounded wait at work, not a failure of fair share.
+    const waitedOut = flood.filter((a) => a.status === 503);
+    assert.deepEqual(
+      statuses(flood.filter((a) => a.status !== 503)),
+      [200, 429],
+      'the flooder is served up to its share, refused past it',
+    );
     assert.equal(refused[0]?.body.code, 'rate_limited');
     assert.equal(refused[0]?.headers['retry-after'], '1');
+    for (const answer of waitedOut) assertServiceUnavailable(answer, "a flooder's list that waited out its second");
   });
 
   it('gives the shares back: once the flood is over, the flooder may again run its whole share at once', async () => {
