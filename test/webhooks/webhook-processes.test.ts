@@ -31,7 +31,6 @@ async function call(server: ServerProcess, token: string, method: string, path: 
   return { status: response.status, body: (await response.json()) as never };
 }
 
-/** The ids of the tenant's lead.created events, read from the feed. */
 /**
  * The ids of the tenant's `lead.created` events, once the feed shows `count` of them. The feed shows
  * an event only when no transaction that began before it is still open anywhere on the server (SPEC
