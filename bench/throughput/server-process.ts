@@ -2,18 +2,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
-import { join } from 'node:path';
 import { freePort } from '../../test/helpers/free-port.js';
+import { npmStartFlags } from '../../test/helpers/npm-start.js';
 
-export { freePort };
-
-/** The Node flags `npm start` gives Funil (package.json's start script), so that benchmarks run it as production does. */
-export function npmStartFlags(root: string): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const flags = /^node\s+(.*?)\s*dist\/server\.js$/.exec(scripts.start);
-  if (!flags) throw new Error(`package.json's start script is not "node [flags] dist/server.js": ${scripts.start}`);
-  return (flags[1] ?? '').split(/\s+/).filter(Boolean);
-}
+export { freePort, npmStartFlags };
 
 export interface ServerSpec {
   label: string;

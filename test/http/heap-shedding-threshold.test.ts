@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { npmStartFlags } from '../helpers/npm-start.js';
 
 const MiB = 1024 * 1024;
 
@@ -17,28 +17,26 @@ function thresholdUnder(flags: string[]): { threshold: number; limit: number } {
   return JSON.parse(out.trim().split('\n').at(-1) as string);
 }
 
-/** `npm start`'s command line, as package.json has it. */
-const START = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
+/** `npm start`'s Node flags, and the old generation's cap among them. */
+const START_FLAGS = npmStartFlags('.');
+const CAP = START_FLAGS.map((flag) => /^--max-old-space-size=(\d+)$/.exec(flag)?.[1]).find(Boolean);
 
 describe('the default heap threshold for shedding (FUNIL_MAX_HEAP_USED_MB unset)', () => {
   it("lies below the old generation's cap that npm start sets, so a 503 comes before V8 runs out", () => {
-    const cap = /--max-old-space-size=(\d+)/.exec(START)?.[1];
-    assert.ok(cap, `npm start sets no --max-old-space-size: ${START}`);
-    const { threshold } = thresholdUnder([`--max-old-space-size=${cap}`]);
-    assert.ok(threshold < Number(cap) * MiB, `sheds at ${threshold / MiB} MiB, the cap is ${cap} MiB`);
-    assert.ok(threshold > (Number(cap) * MiB) / 2, `sheds already at ${threshold / MiB} MiB`);
+    assert.ok(CAP, `npm start sets no --max-old-space-size: ${START_FLAGS.join(' ')}`);
+    const { threshold } = thresholdUnder([`--max-old-space-size=${CAP}`]);
+    assert.ok(threshold < Number(CAP) * MiB, `sheds at ${threshold / MiB} MiB, the cap is ${CAP} MiB`);
+    assert.ok(threshold > (Number(CAP) * MiB) / 2, `sheds already at ${threshold / MiB} MiB`);
   });
 
   it('gives the young generation the same room on every Node version: on Node 24 it would otherwise be sized from the capped old generation', () => {
-    const flags = START.split(/\s+/).filter((word) => word.startsWith('--'));
-    const cap = Number(/--max-old-space-size=(\d+)/.exec(START)?.[1]);
     // Three semi-spaces of 16 MiB, as Node 20 and 22 have by default. Node 24 under the cap alone starts
     // with a 1 MiB new space and a 320 MiB limit, and served a third of the requests (issue 21's notes).
-    const { limit } = thresholdUnder(flags);
+    const { limit } = thresholdUnder(START_FLAGS);
     assert.equal(
       limit / MiB,
-      cap + 48,
-      `npm start's flags (${flags.join(' ')}) give a heap limit of ${limit / MiB} MiB`,
+      Number(CAP) + 48,
+      `npm start's flags (${START_FLAGS.join(' ')}) give a heap limit of ${limit / MiB} MiB`,
     );
   });
 
