@@ -1,12 +1,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PoolClient } from 'pg';
+import { type ConnectionQueue, ConnectionWaitTimeout } from './connection-queue.js';
 
-/** What one request may still spend waiting for database connections, over all its queries. */
+/** What one request may still spend waiting for database connections, over all its queries, and whose turn it takes. */
 interface WaitBudget {
   leftMs: number;
+  /** The tenant the request acts for, once authenticated (ConnectionQueue's turns). */
+  tenantId: string;
 }
 
 const budgets = new AsyncLocalStorage<WaitBudget>();
+
+/** Work of no tenant (before authentication, bookkeeping, background jobs) waits in one line of its own. */
+const NO_TENANT = '';
 
 /**
  * Runs `work` (a request's whole life) with `limitMs` to wait for database connections in all: a
@@ -14,7 +20,13 @@ const budgets = new AsyncLocalStorage<WaitBudget>();
  * most that much in total, not that much for each (SPEC §10: bounded waiting).
  */
 export function withConnectionWaitBudget<T>(limitMs: number, work: () => T): T {
-  return budgets.run({ leftMs: limitMs }, work);
+  return budgets.run({ leftMs: limitMs, tenantId: NO_TENANT }, work);
+}
+
+/** The current request acts for `tenantId`: its connections wait in that tenant's line from now on. */
+export function waitAsTenant(tenantId: string): void {
+  const budget = budgets.getStore();
+  if (budget !== undefined) budget.tenantId = tenantId;
 }
 
 /**
@@ -25,28 +37,63 @@ export function withoutConnectionWaitBudget<T>(work: () => T): T {
   return budgets.exit(work);
 }
 
-/** Read as pg-pool's own timeout is (`isDatabaseUnavailable`): a 503. */
-export class ConnectionWaitTimeout extends Error {
-  constructor() {
-    super('timeout exceeded when trying to connect: the request spent its wait for a database connection');
-    this.name = 'ConnectionWaitTimeout';
+/**
+ * Takes a connection, in the turn of the current request's tenant (connection-queue.ts) and within
+ * what the request has left to wait (outside a request, within `unbudgetedWaitMs`). The queue's
+ * place goes with the connection and comes back when it is released. A connection that arrives
+ * after the request gave up on it goes straight back to the pool.
+ */
+export async function connectWithinBudget(
+  queue: ConnectionQueue,
+  connect: () => Promise<PoolClient>,
+  unbudgetedWaitMs: number,
+): Promise<PoolClient> {
+  const budget = budgets.getStore();
+  if (budget === undefined) return checkedOut(queue, NO_TENANT, unbudgetedWaitMs, connect);
+  if (budget.leftMs <= 0) throw new ConnectionWaitTimeout();
+  const started = performance.now();
+  try {
+    return await checkedOut(queue, budget.tenantId, budget.leftMs, () =>
+      withinMs(connect, budget.leftMs - (performance.now() - started)),
+    );
+  } finally {
+    budget.leftMs -= performance.now() - started;
   }
 }
 
-/**
- * Takes a connection within what the current request has left to wait (outside a request, the
- * pool's own timeout is the only bound). A connection that arrives after the request gave up on it
- * goes straight back to the pool.
- */
-export async function connectWithinBudget(connect: () => Promise<PoolClient>): Promise<PoolClient> {
-  const budget = budgets.getStore();
-  if (budget === undefined) return connect();
-  if (budget.leftMs <= 0) throw new ConnectionWaitTimeout();
-  const started = performance.now();
+async function checkedOut(
+  queue: ConnectionQueue,
+  party: string,
+  waitMs: number,
+  connect: () => Promise<PoolClient>,
+): Promise<PoolClient> {
+  await queue.enter(party, waitMs);
+  let client: PoolClient;
+  try {
+    client = await connect();
+  } catch (error) {
+    queue.leave();
+    throw error;
+  }
+  // pg-pool sets `release` afresh at every checkout, so this wraps this checkout's only.
+  const release = client.release;
+  let released = false;
+  client.release = (error?: Error | boolean) => {
+    if (!released) {
+      released = true;
+      queue.leave();
+    }
+    return release(error);
+  };
+  return client;
+}
+
+/** `connect()`, or ConnectionWaitTimeout after `ms`; a connection that comes later goes back to the pool. */
+async function withinMs(connect: () => Promise<PoolClient>, ms: number): Promise<PoolClient> {
   const pending = connect();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConnectionWaitTimeout()), budget.leftMs);
+    timer = setTimeout(() => reject(new ConnectionWaitTimeout()), Math.max(0, ms));
   });
   try {
     return await Promise.race([pending, timeout]);
@@ -59,6 +106,5 @@ export async function connectWithinBudget(connect: () => Promise<PoolClient>): P
     throw error;
   } finally {
     clearTimeout(timer);
-    budget.leftMs -= performance.now() - started;
   }
 }

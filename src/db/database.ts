@@ -2,6 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { ConnectionQueue } from './connection-queue.js';
 import { connectWithinBudget } from './connection-wait.js';
 import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
@@ -111,7 +112,7 @@ function openPostgres(connectionString: string, options: PostgresOptions): Datab
     // Queued on the client before the pool hands it out, so it runs before the first query.
     client.query("set time zone 'UTC'").catch((error) => logger.warn({ err: error }, 'could not set the time zone'));
   });
-  const database = fromPool(pool, 'postgres', async () => {}, budgetedPool(pool, false));
+  const database = fromPool(pool, 'postgres', async () => {}, options.connectTimeoutMs, false);
   return {
     ...database,
     // Ending the pool waits for every connection in use: one stuck on a server that stopped
@@ -165,7 +166,7 @@ async function openPglite(
   pool.on('error', (error) => logger.warn({ err: error }, 'embedded database connection error'));
   pool.on('connect', prepareNamedStatements);
   let vacuum: NodeJS.Timeout | undefined;
-  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum), budgetedPool(pool, true));
+  const database = fromPool(pool, 'pglite', () => closePglite(pglite, lock, vacuum), connectTimeoutMs, true);
   // PGlite runs no autovacuum: without this, dead rows pile up and plans go stale.
   vacuum = setInterval(() => {
     sql`vacuum analyze`.execute(database.db).catch((error) => logger.warn({ err: error }, 'vacuum failed'));
@@ -184,16 +185,22 @@ async function closePglite(pglite: PGlite, lock: DataDirLock, vacuum: NodeJS.Tim
 }
 
 /**
- * What Kysely takes connections from: the pool, within the request's budget for waiting
- * (connection-wait.ts). On PGlite, also a yield after each checkout: PGlite runs each query
- * synchronously on this thread, and pg-pool hands its one connection to the next waiting query
- * within the same tick, so a backlog of queries would run back to back without the event loop ever
- * turning (no `/health`, no timers, no timeouts, no signals) for seconds. One yield lets it turn.
+ * What Kysely takes connections from: the pool, in the turn of the request's tenant and within the
+ * request's budget for waiting (connection-wait.ts). On PGlite, also a yield after each checkout:
+ * PGlite runs each query synchronously on this thread, and the queue hands its one connection to
+ * the next waiting query within the same tick, so a backlog of queries would run back to back
+ * without the event loop ever turning (no `/health`, no timers, no timeouts, no signals) for
+ * seconds. One yield lets it turn.
  */
-function budgetedPool(pool: pg.Pool, yieldAfterCheckout: boolean): PostgresPool {
+function budgetedPool(
+  pool: pg.Pool,
+  queue: ConnectionQueue,
+  connectTimeoutMs: number,
+  yieldAfterCheckout: boolean,
+): PostgresPool {
   return {
     async connect() {
-      const client = await connectWithinBudget(() => pool.connect());
+      const client = await connectWithinBudget(queue, () => pool.connect(), connectTimeoutMs);
       if (yieldAfterCheckout) await new Promise<void>((resolve) => setImmediate(resolve));
       return client;
     },
@@ -205,10 +212,12 @@ function fromPool(
   pool: pg.Pool,
   backend: Database['backend'],
   close: () => Promise<void>,
-  queryPool: PostgresPool,
+  connectTimeoutMs: number,
+  yieldAfterCheckout: boolean,
 ): Database {
+  const queue = new ConnectionQueue(pool.options.max);
   const db = new Kysely<Tables>({
-    dialect: new PostgresDialect({ pool: queryPool }),
+    dialect: new PostgresDialect({ pool: budgetedPool(pool, queue, connectTimeoutMs, yieldAfterCheckout) }),
     // Column names only: a jsonb value keeps its keys as stored (a tenant's custom field `f_text` stays
     // `f_text`; events' rows are renamed where they are read, EventRepository).
     plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
@@ -233,7 +242,12 @@ function fromPool(
       }
     },
     stats() {
-      return { max: pool.options.max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+      return {
+        max: pool.options.max,
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: queue.waiting + pool.waitingCount,
+      };
     },
     close() {
       // Kysely's destroy ends the pool; what the backend holds besides is closed after it.

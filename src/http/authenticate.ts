@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
+import { waitAsTenant } from '../db/connection-wait.js';
 import { ApiError } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
 
@@ -44,6 +45,8 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
         .catch((error) => Promise.reject(challenge ? asChallenge(error, presented.token !== undefined) : error));
       request.principal = principal;
       request.tenantId = principal.tenantId;
+      // Its queries now wait for a connection in its tenant's turn (db/connection-queue.ts).
+      waitAsTenant(principal.tenantId);
     });
   });
 }

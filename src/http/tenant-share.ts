@@ -14,8 +14,8 @@ const RETRY_AFTER_SECONDS = 1;
 
 /**
  * Half the database pool, at least 4: one tenant can never hold every connection, and a client
- * with a few parallel workers is not refused. On PGlite (one connection) it bounds how many of a
- * tenant's queries another tenant's query can find ahead of it in the queue.
+ * with a few parallel workers is not refused. The queries waiting for a connection take turns by
+ * tenant besides (db/connection-queue.ts).
  */
 export function defaultTenantConcurrency(poolSize: number): number {
   return Math.max(4, Math.ceil(poolSize / 2));

@@ -7,7 +7,7 @@ import { TokenRepository } from '../../src/admin/token.repository.js';
 import { buildApp } from '../../src/app.js';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import type { Db } from '../../src/db/database.js';
+import type { Database, Db } from '../../src/db/database.js';
 import { ContractChecker } from './contract.js';
 import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from './test-database.js';
 
@@ -80,8 +80,12 @@ export class TestContext {
   }
 
   get db(): Db {
+    return this.database.db;
+  }
+
+  get database(): Database {
     if (!this.#testDatabase) throw new Error('TestContext used before start()');
-    return this.#testDatabase.database.db;
+    return this.#testDatabase.database;
   }
 
   async start(): Promise<void> {

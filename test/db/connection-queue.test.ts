@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { ConnectionQueue, ConnectionWaitTimeout } from '../../src/db/connection-queue.js';
+import { waitAsTenant, withConnectionWaitBudget } from '../../src/db/connection-wait.js';
+import { type Database, openDatabase } from '../../src/db/database.js';
+import { holdConnection, waitingReaches } from '../helpers/held-connection.js';
+import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
+
+describe('ConnectionQueue: the turns of the parties waiting for a connection', () => {
+  it('admits at once while a place is free, then gives each freed place to the next party in turn', async () => {
+    const queue = new ConnectionQueue(2);
+    await queue.enter('a', 1_000);
+    await queue.enter('a', 1_000);
+    const admitted: string[] = [];
+    const waits = ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'].map((label) =>
+      queue.enter(label.slice(0, 1), 1_000).then(() => admitted.push(label)),
+    );
+    assert.equal(queue.waiting, 6);
+    for (let i = 0; i < 6; i++) queue.leave();
+    await Promise.all(waits);
+    assert.deepEqual(admitted, ['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+    assert.equal(queue.waiting, 0);
+  });
+
+  it('takes a waiter that ran out of time out of its line, and the freed place goes to the next one', async () => {
+    const queue = new ConnectionQueue(1);
+    await queue.enter('a', 1_000);
+    const late = queue.enter('b', 20);
+    const patient = queue.enter('c', 5_000);
+    await assert.rejects(late, ConnectionWaitTimeout);
+    assert.equal(queue.waiting, 1);
+    queue.leave();
+    await patient;
+    queue.leave();
+    // Nobody waits and one place is free again: the next party is admitted at once, the one after waits.
+    await queue.enter('d', 1_000);
+    await assert.rejects(queue.enter('e', 10), ConnectionWaitTimeout);
+  });
+});
+
+/** A database whose pool holds one connection, as the embedded one always does. */
+async function oneConnection(backend: Backend, test: TestDatabase, connectTimeoutMs: number): Promise<Database> {
+  if (backend === 'pglite') return test.database;
+  return openDatabase({
+    databaseUrl: test.url,
+    dataDir: '',
+    poolSize: 1,
+    connectTimeoutMs,
+    logger: pino({ level: 'silent' }),
+  });
+}
+
+for (const backend of ['pglite', 'postgres'] as const) {
+  describe(`tenants take turns for the connections [${backend}] (SPEC §10, fair share)`, {
+    skip: backend === 'postgres' && !postgresTestUrl() ? 'FUNIL_TEST_DATABASE_URL is not set' : false,
+  }, () => {
+    let test: TestDatabase;
+    let database: Database;
+    before(async () => {
+      test = await createTestDatabase(backend);
+      database = await oneConnection(backend, test, 300);
+    });
+    after(async () => {
+      if (database !== test.database) await database.close();
+      await test.destroy();
+    });
+
+    /** A query of a request of `tenant` with `budgetMs` to wait for its connection. */
+    const query = (tenant: string, budgetMs = 10_000) =>
+      withConnectionWaitBudget(budgetMs, async () => {
+        waitAsTenant(tenant);
+        await sql`select 1`.execute(database.db);
+      });
+
+    it("serves a quiet tenant's query after one of a flooder's, not after all of them", async () => {
+      const release = await holdConnection(database);
+      const done: string[] = [];
+      const queries = ['flooder 1', 'flooder 2', 'flooder 3', 'quiet'].map((label) =>
+        query(label.split(' ')[0] as string).then(() => done.push(label)),
+      );
+      await waitingReaches(database, 4);
+      await release();
+      await Promise.all(queries);
+      // In the order asked (the pool's own queue), the quiet tenant would come last.
+      assert.deepEqual(done, ['flooder 1', 'quiet', 'flooder 2', 'flooder 3']);
+      assert.equal(database.stats().waiting, 0);
+    });
+
+    it("refuses a query whose request spent its wait in the line, leaving the others' turns as they were", async () => {
+      const release = await holdConnection(database);
+      const first = query('a');
+      const late = query('b', 100);
+      const last = query('c');
+      await assert.rejects(late, ConnectionWaitTimeout);
+      assert.equal(database.stats().waiting, 2);
+      await release();
+      await Promise.all([first, last]);
+      assert.equal(database.stats().waiting, 0);
+      await query('d', 1_000);
+    });
+
+    it("bounds the wait of work outside a request by the pool's connection timeout", async () => {
+      const release = await holdConnection(database);
+      try {
+        const started = performance.now();
+        await assert.rejects(sql`select 1`.execute(database.db), /timeout exceeded when trying to connect/);
+        assert.ok(performance.now() - started < 5_000);
+      } finally {
+        await release();
+      }
+      await sql`select 1`.execute(database.db);
+    });
+  });
+}
