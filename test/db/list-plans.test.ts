@@ -168,6 +168,61 @@ describeEachBackend('list queries are answered in index order, without a sort (S
     });
   }
 
+  for (const [resource, keys, serviceOn] of lists) {
+    it(`finds a ${resource} term the statistics overrate through the trigram index, not by reading the tenant (issue 21)`, async () => {
+      const recorded = ctx.db.withPlugin(recorder);
+      searcher ??= await bigTenant();
+      // A name PostgreSQL keeps among its statistics' hundred values of the search expression: it
+      // guesses that it matches 1 % of the rows (150) and, asked for a page of one in one statement,
+      // walks the creation-time index through all 15,000 rows of the tenant to find the one that
+      // matches. The larger the tenant, the larger the page for which it does so. (Its guess skips
+      // the first and the last of the values.)
+      const { rows } = await sql<{ name: string }>`
+        select split_part(bound, chr(31), 1) as name
+        from pg_stats, unnest(histogram_bounds::text::text[]) with ordinality as bounds(bound, n)
+        where tablename = ${`${resource}_tenant_search_trgm_idx`}
+          and split_part(bound, chr(31), 1) ~ '^[0-9a-f]{12}$'
+        order by n between 2 and 99 desc, n
+        limit 1`.execute(ctx.db);
+      const name = rows[0]?.name;
+      assert.ok(name, 'a name among the statistics');
+      const page = { key: keys.createdAt as SortKey<never>, descending: true, limit: 1 };
+      const found = await serviceOn(ctx.db).list(recorded, searcher.tenant.id, { q: name }, page);
+      assert.deepEqual(
+        found.items.map((item) => item.name),
+        [name],
+      );
+      const plan = await planOf(ctx.db, recorder.last as CompiledQuery, []);
+      assert.deepEqual(
+        flatten(plan)
+          .filter((node) => node['Node Type'] === 'Bitmap Index Scan')
+          .map((node) => node['Index Name']),
+        [`${resource}_tenant_search_trgm_idx`],
+        nodeTypes(plan).join(' > '),
+      );
+    });
+  }
+
+  it('serves a common search term from the newest rows, in the order of the sort index', async () => {
+    const recorded = ctx.db.withPlugin(recorder);
+    searcher ??= await bigTenant();
+    const page = { key: LEAD_SORT_KEYS.createdAt as SortKey<never>, descending: true, limit: 10 };
+    const found = await new LeadService(ctx.db, DEFAULT_LEAD_STATUSES).list(
+      recorded,
+      searcher.tenant.id,
+      { q: 'example' },
+      page,
+    );
+    assert.equal(found.items.length, 11, 'a page, and the row that says another exists');
+    const plan = await planOf(ctx.db, recorder.last as CompiledQuery, []);
+    const scans = flatten(plan).filter((node) => node['Index Name']);
+    assert.deepEqual(
+      scans.map((node) => node['Index Name']),
+      ['leads_tenant_created_idx'],
+      nodeTypes(plan).join(' > '),
+    );
+  });
+
   // With a scan bound far below the tenant's rows, as the embedded database runs large tenants.
   const bounded = [
     ['leads', LEAD_SORT_KEYS, (db: Db) => new LeadService(db, DEFAULT_LEAD_STATUSES, { scanRows: 1_000 })],
