@@ -48,8 +48,9 @@ export async function connectWithinBudget(
   connect: () => Promise<PoolClient>,
   unbudgetedWaitMs: number,
 ): Promise<PoolClient> {
-  const budget = budgets.getStore();
-  if (budget === undefined) return checkedOut(queue, NO_TENANT, unbudgetedWaitMs, connect);
+  // Outside a request, a budget of its own for this one connection: the wait in the queue and the
+  // pool's connecting together, as the pool's own timeout would bound them.
+  const budget = budgets.getStore() ?? { leftMs: unbudgetedWaitMs, tenantId: NO_TENANT };
   if (budget.leftMs <= 0) throw new ConnectionWaitTimeout();
   const started = performance.now();
   try {

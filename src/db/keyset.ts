@@ -43,18 +43,20 @@ export function keysetPage<DB, TB extends keyof DB, O, Row>(
   page: KeysetPage<Row>,
 ): SelectQueryBuilder<DB, TB, O> {
   const direction = page.descending ? 'desc' : 'asc';
-  let paged = query;
-  if (page.after) {
-    const comparison = sql.raw(page.descending ? '<' : '>');
-    const type = sql.raw(page.key.type);
-    paged = paged.where(
-      sql<boolean>`(${page.key.expression}, id) ${comparison} (cast(${page.after.value} as ${type}), cast(${page.after.id} as uuid))`,
-    );
-  }
+  const after = keysetCondition(page);
+  const paged = after === undefined ? query : query.where(after);
   return paged
     .orderBy(page.key.expression, direction)
     .orderBy(sql`id`, direction)
     .limit(page.limit + 1);
+}
+
+/** The rows strictly after the previous page's last, in the page's order; undefined on a first page. */
+export function keysetCondition(page: KeysetPage<unknown>): RawBuilder<boolean> | undefined {
+  if (!page.after) return undefined;
+  const comparison = sql.raw(page.descending ? '<' : '>');
+  const type = sql.raw(page.key.type);
+  return sql<boolean>`(${page.key.expression}, id) ${comparison} (cast(${page.after.value} as ${type}), cast(${page.after.id} as uuid))`;
 }
 
 /** Whether a decoded cursor position fits the sort it claims to continue (else the cast would fail in SQL). */

@@ -20,7 +20,6 @@ import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versi
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 import { SEARCH_WALK_THRESHOLD, searchPage } from './search-page.js';
-import { SearchStatistics } from './search-statistics.js';
 import { SEARCH_SEPARATOR, searchText } from './search-text.js';
 import { snakeCase } from './snake-case.js';
 
@@ -124,12 +123,10 @@ export class RecordStore {
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
   /** With a scan bound (the embedded database), the tenants larger than it; without, those that search in two steps. */
   readonly #largeTenants: LargeTenants;
-  readonly #searchStatistics: SearchStatistics;
 
   constructor(db: Db, options: RecordStoreOptions) {
     this.#options = options;
     this.#largeTenants = new LargeTenants(options.table, options.scanRows ?? SEARCH_WALK_THRESHOLD);
-    this.#searchStatistics = new SearchStatistics(`${options.table}_tenant_search_trgm_idx`);
     // The table and columns are this store's own (a resource's), not Kysely's static types.
     const any = db as unknown as Kysely<AnyTables>;
     const { table, columns } = options;
@@ -368,9 +365,9 @@ export class RecordStore {
    * The one place lists are queried: the tenant, the filters, then a keyset page (SPEC §6). Rows
    * keep the names the SQL gives them (see rowsAsNamed). With `scanRows` set, a filtered page of a
    * tenant with more rows than that reads at most that many (scanWindowPage), unless a narrow
-   * filter already bounds it. Without it, a `q` search whose term the planner overrates takes the
-   * steps of searchPage on a tenant larger than a few pages, so that the planner's guess cannot make
-   * it read the whole tenant.
+   * filter already bounds it. Without it, a `q` search of a tenant larger than a few pages takes
+   * the steps of searchPage, so that the planner's guess of the term's frequency cannot make it
+   * read the whole tenant.
    */
   async list<Item>(
     handle: Db,
@@ -387,8 +384,8 @@ export class RecordStore {
     const { scanRows } = this.#options;
     const narrow = given.some(([name]) => this.#options.filters[name]?.narrow);
     // A narrow filter (an exact e-mail) has an index that bounds its page; a scan bound bounds every
-    // other filter; without one, only a search the planner may misjudge needs bounding.
-    const bounding = !narrow && (scanRows !== undefined || (await this.#overrated(handle, filters)));
+    // other filter; without one, only a search needs bounding (searchPage).
+    const bounding = !narrow && (scanRows !== undefined || this.#searches(filters));
     if (!bounding || !(await this.#largeTenants.has(handle, tenantId))) {
       return this.#page(handle, tenantRows.select(selection as never).where(matches), page);
     }
@@ -396,11 +393,9 @@ export class RecordStore {
     return scanWindowPage(handle, tenantRows, selection, matches, page, scanRows);
   }
 
-  /** Whether the filters hold a `q` whose term the planner prices by a value of its statistics (SearchStatistics). */
-  async #overrated(handle: Db, filters: { q?: unknown }): Promise<boolean> {
-    const term = filters.q;
-    if (typeof term !== 'string' || term.includes(SEARCH_SEPARATOR)) return false;
-    return this.#searchStatistics.overrates(handle, term);
+  /** Whether the filters hold a `q` served by the trigram index (without the separator, see #condition). */
+  #searches(filters: { q?: unknown }): boolean {
+    return typeof filters.q === 'string' && !filters.q.includes(SEARCH_SEPARATOR);
   }
 
   async #page<Item>(
