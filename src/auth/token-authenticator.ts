@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { waitAsTenant } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
@@ -44,6 +45,8 @@ export class TokenAuthenticator {
   readonly #known: LRUCache<string, Lookup>;
   readonly #unknown: LRUCache<string, number>;
   readonly #lastUsedWrites: LRUCache<string, number>;
+  /** Counts invalidations: a lookup that began before one does not fill the cache. */
+  #generation = 0;
 
   constructor(db: Db, sizes: TokenCacheSizes = DEFAULT_SIZES) {
     this.#db = db;
@@ -81,6 +84,7 @@ export class TokenAuthenticator {
 
   /** Makes every cached lookup stale; called when a token or a tenant changes on this instance. */
   invalidate(): void {
+    this.#generation++;
     for (const lookup of this.#known.values()) lookup.loadedAt = Number.NEGATIVE_INFINITY;
     this.#unknown.clear();
   }
@@ -91,6 +95,10 @@ export class TokenAuthenticator {
     if (known && now - known.loadedAt < CACHE_TTL_MS) return known.record;
     const unknownAt = this.#unknown.get(hash);
     if (unknownAt !== undefined && now - unknownAt < CACHE_TTL_MS) return null;
+    // A token the cache knew is its tenant's work; a new one waits in a line of its own, so that a
+    // tenant's lookups never queue behind another's (db/connection-queue.ts).
+    waitAsTenant(known?.record.tenantId ?? `token ${hash}`);
+    const generation = this.#generation;
     const row = await this.#db
       .selectFrom('apiTokens')
       .innerJoin('tenants', 'tenants.id', 'apiTokens.tenantId')
@@ -104,9 +112,13 @@ export class TokenAuthenticator {
       ])
       .where('apiTokens.tokenHash', '=', hash)
       .executeTakeFirst();
+    // A token or tenant changed on this instance meanwhile: this answer may predate it.
+    const current = generation === this.#generation;
     if (!row) {
-      this.#known.delete(hash);
-      this.#unknown.set(hash, now);
+      if (current) {
+        this.#known.delete(hash);
+        this.#unknown.set(hash, now);
+      }
       return null;
     }
     const record: TokenRecord = {
@@ -117,7 +129,7 @@ export class TokenAuthenticator {
       revokedAt: row.revokedAt,
       tenantActive: row.active,
     };
-    this.#known.set(hash, { record, loadedAt: now });
+    if (current) this.#known.set(hash, { record, loadedAt: now });
     return record;
   }
 

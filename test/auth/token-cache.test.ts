@@ -7,6 +7,7 @@ import { TokenRepository } from '../../src/admin/token.repository.js';
 import { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
 import { hashToken } from '../../src/auth/token-secret.js';
 import type { Db } from '../../src/db/database.js';
+import { holdConnection, waitingReaches } from '../helpers/held-connection.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 const presented = (token: string) => ({ token, hash: hashToken(token) });
@@ -97,5 +98,19 @@ describe('the token lookup cache (SPEC §5.4, §10)', () => {
     assert.ok(authenticator.knowsValid(hashToken(a.token)), 'its requests keep their own rate-limit budget');
     assert.equal(await passes(authenticator, a.token), false, 'looked up again: revoked');
     assert.equal(authenticator.knowsValid(hashToken(a.token)), false);
+  });
+
+  it('does not keep the answer of a lookup that began before invalidate(): it may predate the change', async () => {
+    const [token] = await issue(1);
+    assert.ok(token);
+    const authenticator = new TokenAuthenticator(db);
+    const release = await holdConnection(store.database);
+    const early = passes(authenticator, token.token);
+    await waitingReaches(store.database, 1);
+    authenticator.invalidate();
+    await release();
+    assert.equal(await early, true);
+    await revokeBehindItsBack([token.id]);
+    assert.equal(await passes(authenticator, token.token), false, 'looked up again, and found revoked');
   });
 });

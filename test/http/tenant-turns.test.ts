@@ -35,4 +35,26 @@ describe("an authenticated request waits for a connection in its tenant's turn",
     await Promise.all([...flood, calm]);
     assert.deepEqual(answered, ['flooder 1', 'quiet', 'flooder 2', 'flooder 3']);
   });
+
+  it("looks a quiet tenant's new token up in a line of its own, not behind the flooder's lookups", async () => {
+    // Tokens this instance has never seen: each request's first query is its token's lookup.
+    const [flooderToken, quietToken] = await Promise.all([
+      ctx.token(flooder.id, ['leads:read']),
+      ctx.token(quiet.id, ['leads:read']),
+    ]);
+    const release = await holdConnection(ctx.database);
+    const answered: string[] = [];
+    const list = (label: string, token: string) =>
+      ctx.request('GET', `${API}/leads?limit=5`, { token }).then((answer) => {
+        assert.equal(answer.status, 200);
+        answered.push(label);
+      });
+    const flood = [1, 2, 3].map((i) => list(`flooder ${i}`, flooderToken.token));
+    await waitingReaches(ctx.database, 3);
+    const calm = list('quiet', quietToken.token);
+    await waitingReaches(ctx.database, 4);
+    await release();
+    await Promise.all([...flood, calm]);
+    assert.deepEqual(answered, ['flooder 1', 'quiet', 'flooder 2', 'flooder 3']);
+  });
 });
