@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { waitAsTenant } from '../db/connection-wait.js';
+import { waitInLineOf } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
@@ -97,7 +97,7 @@ export class TokenAuthenticator {
     if (unknownAt !== undefined && now - unknownAt < CACHE_TTL_MS) return null;
     // A token the cache knew is its tenant's work; a new one waits in a line of its own, so that a
     // tenant's lookups never queue behind another's (db/connection-queue.ts).
-    waitAsTenant(known?.record.tenantId ?? `token ${hash}`);
+    waitInLineOf(known?.record.tenantId ?? `token ${hash}`);
     const generation = this.#generation;
     const row = await this.#db
       .selectFrom('apiTokens')

@@ -20,7 +20,8 @@ const ADMITTED = Promise.resolve();
  * several queries waiting (up to its share of concurrent requests) goes behind every other tenant
  * waiting once it has had its turn, so a quiet tenant waits for at most one query of each other
  * tenant, not for a flooder's whole share. On the embedded database, where one connection serves
- * every tenant, that is the difference between waiting for one expensive list and for four.
+ * every tenant, that is the difference between waiting for one expensive list and for four. (Until
+ * a request knows its tenant, it waits in its token's line: connection-wait.ts.)
  *
  * As many places as the pool has connections; every checkout takes one and gives it back on release.
  */
@@ -40,8 +41,8 @@ export class ConnectionQueue {
   }
 
   /**
-   * Resolves when `party` (a tenant id; '' for work of no tenant) may take a connection, or rejects
-   * with ConnectionWaitTimeout after `waitMs`, its place in the line given up.
+   * Resolves when `party` (a tenant, a token being looked up, '' for work of neither) may take a
+   * connection, or rejects with ConnectionWaitTimeout after `waitMs`, its place in the line given up.
    */
   enter(party: string, waitMs: number): Promise<void> {
     if (this.#free > 0 && this.#waiting === 0) {

@@ -5,8 +5,8 @@ import { type ConnectionQueue, ConnectionWaitTimeout } from './connection-queue.
 /** What one request may still spend waiting for database connections, over all its queries, and whose turn it takes. */
 interface WaitBudget {
   leftMs: number;
-  /** The tenant the request acts for, once authenticated (ConnectionQueue's turns). */
-  tenantId: string;
+  /** Whose line its connections wait in (ConnectionQueue's turns): its tenant's, once known. */
+  party: string;
 }
 
 const budgets = new AsyncLocalStorage<WaitBudget>();
@@ -20,13 +20,16 @@ const NO_TENANT = '';
  * most that much in total, not that much for each (SPEC §10: bounded waiting).
  */
 export function withConnectionWaitBudget<T>(limitMs: number, work: () => T): T {
-  return budgets.run({ leftMs: limitMs, tenantId: NO_TENANT }, work);
+  return budgets.run({ leftMs: limitMs, party: NO_TENANT }, work);
 }
 
-/** The current request acts for `tenantId`: its connections wait in that tenant's line from now on. */
-export function waitAsTenant(tenantId: string): void {
+/**
+ * The current request's connections wait in `party`'s line from now on: its tenant's once it is
+ * authenticated, its token's while the token is looked up.
+ */
+export function waitInLineOf(party: string): void {
   const budget = budgets.getStore();
-  if (budget !== undefined) budget.tenantId = tenantId;
+  if (budget !== undefined) budget.party = party;
 }
 
 /**
@@ -38,7 +41,7 @@ export function withoutConnectionWaitBudget<T>(work: () => T): T {
 }
 
 /**
- * Takes a connection, in the turn of the current request's tenant (connection-queue.ts) and within
+ * Takes a connection, in the turn of the current request's line (connection-queue.ts) and within
  * what the request has left to wait (outside a request, within `unbudgetedWaitMs`). The queue's
  * place goes with the connection and comes back when it is released. A connection that arrives
  * after the request gave up on it goes straight back to the pool.
@@ -50,11 +53,11 @@ export async function connectWithinBudget(
 ): Promise<PoolClient> {
   // Outside a request, a budget of its own for this one connection: the wait in the queue and the
   // pool's connecting together, as the pool's own timeout would bound them.
-  const budget = budgets.getStore() ?? { leftMs: unbudgetedWaitMs, tenantId: NO_TENANT };
+  const budget = budgets.getStore() ?? { leftMs: unbudgetedWaitMs, party: NO_TENANT };
   if (budget.leftMs <= 0) throw new ConnectionWaitTimeout();
   const started = performance.now();
   try {
-    return await checkedOut(queue, budget.tenantId, budget.leftMs, () =>
+    return await checkedOut(queue, budget.party, budget.leftMs, () =>
       withinMs(connect, budget.leftMs - (performance.now() - started)),
     );
   } finally {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
-import { waitAsTenant } from '../db/connection-wait.js';
+import { waitInLineOf } from '../db/connection-wait.js';
 import { ApiError } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
 
@@ -46,7 +46,7 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
       request.principal = principal;
       request.tenantId = principal.tenantId;
       // Its queries now wait for a connection in its tenant's turn (db/connection-queue.ts).
-      waitAsTenant(principal.tenantId);
+      waitInLineOf(principal.tenantId);
     });
   });
 }

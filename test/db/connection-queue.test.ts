@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { ConnectionQueue, ConnectionWaitTimeout } from '../../src/db/connection-queue.js';
-import { waitAsTenant, withConnectionWaitBudget } from '../../src/db/connection-wait.js';
+import { waitInLineOf, withConnectionWaitBudget } from '../../src/db/connection-wait.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { holdConnection, waitingReaches } from '../helpers/held-connection.js';
 import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
@@ -70,7 +70,7 @@ for (const backend of ['pglite', 'postgres'] as const) {
     /** A query of a request of `tenant` with `budgetMs` to wait for its connection. */
     const query = (tenant: string, budgetMs = 10_000) =>
       withConnectionWaitBudget(budgetMs, async () => {
-        waitAsTenant(tenant);
+        waitInLineOf(tenant);
         await sql`select 1`.execute(database.db);
       });
 
