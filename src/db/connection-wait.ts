@@ -11,7 +11,7 @@ interface WaitBudget {
 
 const budgets = new AsyncLocalStorage<WaitBudget>();
 
-/** Work of no tenant (before authentication, bookkeeping, background jobs) waits in one line of its own. */
+/** Work of no tenant nor token (admin requests, bookkeeping, background jobs) waits in one line of its own. */
 const NO_TENANT = '';
 
 /**

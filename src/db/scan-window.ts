@@ -4,7 +4,7 @@ import type { Db } from './database.js';
 import { type KeysetPage, keysetPage, rowsAsNamed } from './keyset.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: a store's table is named at run time, its columns are not Kysely's static types.
-type AnyQuery = SelectQueryBuilder<any, any, any>;
+export type AnyQuery = SelectQueryBuilder<any, any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: as above.
 export type Condition = (eb: ExpressionBuilder<any, any>) => AliasableExpression<SqlBool>;
 

@@ -1,10 +1,7 @@
-import type { RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import { type KeysetPage, keysetCondition, keysetPage, rowsAsNamed } from './keyset.js';
-import type { Condition, ListRows } from './scan-window.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: a store's table is named at run time, its columns are not Kysely's static types.
-type AnyQuery = SelectQueryBuilder<any, any, any>;
+import type { AnyQuery, Condition, ListRows } from './scan-window.js';
 
 /** The fewest and the most rows the first step reads: 1,000 cost PostgreSQL about 2 ms, 20,000 about 40. */
 const MIN_WALK_ROWS = 1_000;
