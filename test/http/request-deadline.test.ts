@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { holdConnection } from '../helpers/held-connection.js';
 import { sleep } from '../helpers/http-client.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { API, TestContext, type TestTenant } from '../helpers/test-app.js';
@@ -16,14 +17,11 @@ describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered wit
 
   it('answers 503 service_unavailable with Retry-After when the database keeps a request waiting past it', async () => {
     // The embedded database's one connection, held by a transaction that takes its time.
-    let release = () => {};
-    const held = ctx.db.transaction().execute(() => new Promise<void>((resolve) => (release = resolve)));
-    await sleep(50);
+    const release = await holdConnection(ctx.database);
     const started = performance.now();
     const res = await ctx.request('GET', `${API}/leads`, { token: tenant.token });
     const tookMs = performance.now() - started;
-    release();
-    await held;
+    await release();
     assertError(res, 503, 'service_unavailable');
     assert.match(String(res.headers['retry-after']), /^\d+$/);
     assert.ok(tookMs >= 900 && tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
@@ -46,9 +44,7 @@ describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered wit
       assert.equal(created.status, 201, JSON.stringify(created.body));
 
       // The same write, its body sent at once, while the database keeps it waiting.
-      let release = () => {};
-      const held = ctx.db.transaction().execute(() => new Promise<void>((resolve) => (release = resolve)));
-      await sleep(50);
+      const release = await holdConnection(ctx.database);
       const started = performance.now();
       connection.write(
         `POST ${API}/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.token}\r\n` +
@@ -56,8 +52,7 @@ describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered wit
       );
       const refused = await connection.readAnswer();
       const tookMs = performance.now() - started;
-      release();
-      await held;
+      await release();
       assert.equal(refused.status, 503, JSON.stringify(refused.body));
       assert.equal(refused.body.code, 'service_unavailable');
       assert.ok(tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
