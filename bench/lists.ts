@@ -4,12 +4,15 @@
  * For each backend: one tenant with many leads (1,000,000 on PostgreSQL, 100,000 on PGlite),
  * seeded set-based with generate_series; then, through buildApp + inject, the first page is timed,
  * a client walks up to 5,000 pages of 100 by X-Next-Cursor, and the page at the deepest cursor it
- * reached is timed. Prints the medians and their ratio (target ≤ 1.5).
+ * reached is timed. Prints the medians and their ratio (target ≤ 1.5), and writes them to
+ * bench/results/lists.md (issue 21's figure for page 1,000 of a walk over 1,000,000 leads).
  *
- *   FUNIL_BENCH_DATABASE_URL=postgres://… npm run bench:lists
+ *   FUNIL_BENCH_DATABASE_URL=postgres://… npm run bench:lists [-- --results <dir>]
  *   (FUNIL_TEST_DATABASE_URL is used when FUNIL_BENCH_DATABASE_URL is not set; without either,
  *   PostgreSQL is skipped and said so.)
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../src/db/database.js';
@@ -39,6 +42,10 @@ interface Target {
   open(): Promise<ScratchDatabase>;
 }
 
+const resultsDir = process.argv.includes('--results')
+  ? (process.argv[process.argv.indexOf('--results') + 1] as string)
+  : 'bench/results';
+
 const targets: Target[] = [];
 const postgresUrl = benchPostgresUrl();
 if (postgresUrl) {
@@ -50,6 +57,17 @@ targets.push({ label: 'PGlite', rows: 100_000, open: scratchPglite });
 
 const started = performance.now();
 let failed = false;
+const report: string[] = [
+  '# Keyset paging at scale (SPEC §6): page 1,000 against page 1',
+  '',
+  `\`npm run bench:lists\`, ${new Date().toISOString().slice(0, 10)}, through the app (\`inject\`): one tenant, ` +
+    `limit=${LIMIT}. A client walks up to ${MAX_WALK_PAGES.toLocaleString('en')} pages by X-Next-Cursor; then the first ` +
+    `page and the page at the deepest cursor are timed alternately, medians of ${REPETITIONS}. Target: the deep page ` +
+    `within ${TARGET_RATIO}× of the first.`,
+  '',
+  '| database | leads | sort | pages walked | walk: median of the first / last 100 pages | first page | deepest page | deep ÷ first |',
+  '|---|---:|---|---:|---:|---:|---:|---:|',
+];
 for (const target of targets) {
   const scratch = await target.open();
   try {
@@ -66,7 +84,13 @@ for (const target of targets) {
     const app = await benchApp(scratch.database);
     try {
       for (const sort of SORTS) {
-        failed = !(await measure(app, tenant.token, sort)) || failed;
+        const result = await measure(app, tenant.token, sort);
+        failed = !result.ok || failed;
+        report.push(
+          `| ${target.label} | ${target.rows.toLocaleString('en')} | \`${sort}\` | ${result.pages.toLocaleString('en')} | ` +
+            `${ms(result.head)} / ${ms(result.tail)} | ${ms(result.first)} | page ${(result.pages + 1).toLocaleString('en')}: ` +
+            `${ms(result.deep)} | ${(result.deep / result.first).toFixed(2)}× |`,
+        );
       }
     } finally {
       // The app owns the database from here: closing it closes the pool, then the scratch is dropped.
@@ -78,6 +102,9 @@ for (const target of targets) {
   console.log('');
 }
 console.log(`total ${seconds(performance.now() - started)}`);
+await mkdir(resultsDir, { recursive: true });
+await writeFile(join(resultsDir, 'lists.md'), `${report.join('\n')}\n`);
+console.log(`written to ${join(resultsDir, 'lists.md')}`);
 process.exitCode = failed ? 1 : 0;
 
 /**
@@ -139,8 +166,8 @@ async function timedPage(app: FastifyInstance, token: string, query: string) {
   return { ms, rows, bytes: res.rawPayload.length, cursor: typeof cursor === 'string' ? cursor : undefined };
 }
 
-/** Times one sort; true when the deep page is within the target ratio of the first. */
-async function measure(app: FastifyInstance, token: string, sort: string): Promise<boolean> {
+/** Times one sort; `ok` when the deep page is within the target ratio of the first. */
+async function measure(app: FastifyInstance, token: string, sort: string) {
   const base = `sort=${encodeURIComponent(sort)}&limit=${LIMIT}`;
   for (let i = 0; i < 5; i++) await timedPage(app, token, base); // warm-up: JIT, caches, plans
 
@@ -189,7 +216,7 @@ async function measure(app: FastifyInstance, token: string, sort: string): Promi
     `    page ${(pageTimes.length + 1).toLocaleString('en')} (deepest cursor): median ${ms(deep)} over ${REPETITIONS} (${deepBytes} bytes)`,
   );
   console.log(`    ratio deep / first: ${ratio.toFixed(2)} (target ≤ ${TARGET_RATIO}) ${ok ? 'ok' : 'OVER TARGET'}`);
-  return ok;
+  return { ok, pages: pageTimes.length, head, tail, first, deep };
 }
 
 function ms(value: number): string {

@@ -9,6 +9,8 @@
  *            --profile W2,W4 (workloads to profile; W2) --no-profile --results DIR (bench/results)
  *            --no-large-tenant (skips bench/large-tenant.ts, which runs last: custom filters and the
  *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
+ *            --no-lists (skips bench/lists.ts, which runs after it: page 1 against the deepest page of
+ *            a walk over 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/lists.md)
  *            --load-generator wrk|autocannon (wrk when it is installed)
  *            --paced-rate N (1000; 0: no paced runs) --node PATH (the servers' Node.js; this one)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
@@ -87,6 +89,7 @@ const { values: options } = parseArgs({
     profile: { type: 'string', default: 'W2' },
     'no-profile': { type: 'boolean', default: false },
     'no-large-tenant': { type: 'boolean', default: false },
+    'no-lists': { type: 'boolean', default: false },
     'load-generator': { type: 'string' },
     'paced-rate': { type: 'string', default: '1000' },
     node: { type: 'string' },
@@ -278,13 +281,19 @@ async function main(): Promise<void> {
   await writeFile(join(RESULTS, 'latest.md'), report);
   console.log(`\n${report}`);
   log(`wrote ${relative(ROOT, join(RESULTS, 'latest.md'))}, latest.json and latest.run.json`);
-  if (!interrupted && !options['no-large-tenant']) {
-    log('a tenant with 100,000 leads: custom filters and the pipeline summary (bench/large-tenant.ts)');
-    // A process of its own, with the machine to itself: every server of the run has stopped.
-    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'large-tenant.ts'), '--results', RESULTS], {
+  // Each in a process of its own, with the machine to itself: every server of the run has stopped.
+  const runAlone = (script: string) =>
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS], {
       cwd: ROOT,
       stdio: 'inherit',
     });
+  if (!interrupted && !options['no-large-tenant']) {
+    log('a tenant with 100,000 leads: custom filters and the pipeline summary (bench/large-tenant.ts)');
+    runAlone('large-tenant.ts');
+  }
+  if (!interrupted && !options['no-lists']) {
+    log('keyset paging: page 1 against the deepest page of a walk over 1,000,000 leads (bench/lists.ts)');
+    runAlone('lists.ts');
   }
   const failures = rows.filter((row) => row.errors > 0);
   if (failures.length) {
