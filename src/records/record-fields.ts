@@ -4,6 +4,7 @@ import { snakeCase } from '../db/snake-case.js';
 import { timestampText, toIso } from '../db/timestamp-text.js';
 import { pickWritable } from '../shared/fields.js';
 import { IgnoredOnWrite } from '../shared/schemas.js';
+import { compileRowMapper } from './row-mapper.js';
 
 /**
  * One field of a resource, declared once: its schema in the full object, in a body (when a client
@@ -149,11 +150,9 @@ export function recordFields<const F extends FieldTable, const L extends readonl
     },
 
     /** A row of a single read or a write as the full object. */
-    toObject(row: StoredRow): RecordObject<F> {
-      const object: Record<string, unknown> = {};
-      for (const [key, spec] of entries) object[key] = fromStored(row[spec.column ?? key], spec.storage);
-      return object as RecordObject<F>;
-    },
+    toObject: compileRowMapper<RecordObject<F>>(
+      entries.map(([key, spec]) => ({ key, rowKey: columnOf(key), convert: converterOf(spec.storage) })),
+    ) as (row: StoredRow) => RecordObject<F>,
 
     /** The field a stored column shows as (`id` → `_id`), and how its value is shown (events' `previous`). */
     fieldOf(column: string): { field: string; fromStored(value: unknown): unknown } | undefined {
@@ -161,17 +160,27 @@ export function recordFields<const F extends FieldTable, const L extends readonl
     },
 
     /** A list row (read without the camel-case plugin, so under snake_case names) as a list item. */
-    toListItem(row: Readonly<Record<string, unknown>>): { [K in L[number]]: Static<F[K]['read']> } {
-      const item: Record<string, unknown> = {};
-      for (const { key, rowKey, storage } of listColumns) item[key] = fromStored(row[rowKey], storage);
-      return item as { [K in L[number]]: Static<F[K]['read']> };
-    },
+    toListItem: compileRowMapper<{ [K in L[number]]: Static<F[K]['read']> }>(
+      listColumns.map(({ key, rowKey, storage }) => ({ key, rowKey, convert: converterOf(storage) })),
+    ),
   };
 }
 
 function fromStored(value: unknown, storage: FieldSpec['storage']): unknown {
-  if (storage === 'timestamp') return toIso(value as Date | string | null);
-  if (storage === 'money') return Number(value);
-  if (storage === 'object') return value ?? {};
-  return value;
+  const convert = converterOf(storage);
+  return convert ? convert(value) : value;
+}
+
+/** How a stored value of `storage` is shown; none when it is shown as stored. */
+function converterOf(storage: FieldSpec['storage']): ((value: unknown) => unknown) | undefined {
+  switch (storage) {
+    case 'timestamp':
+      return (value) => toIso(value as Date | string | null);
+    case 'money':
+      return Number;
+    case 'object':
+      return (value) => value ?? {};
+    default:
+      return undefined;
+  }
 }
