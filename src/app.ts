@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireAdminToken } from './admin/admin-auth.plugin.js';
+import { keepPresentedTokens } from './auth/presented-token.js';
 import { tokenRoutes } from './auth/token.routes.js';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
@@ -135,6 +136,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
 
   await app.register(
     async (external) => {
+      keepPresentedTokens(external);
       await limitRate(external, {
         max: config.rateLimit,
         redis: rateLimitStore,

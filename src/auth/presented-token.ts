@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bearerOf, hashToken, looksLikeToken } from '../auth/token-secret.js';
 
 export interface PresentedToken {
@@ -8,15 +8,27 @@ export interface PresentedToken {
   readonly hash: string | undefined;
 }
 
-const presented = new WeakMap<FastifyRequest, PresentedToken>();
+/** Where a request keeps its token once read: on the request, not in a WeakMap (see http/tenant-share.ts's HOLD). */
+const PRESENTED = Symbol('funil.presentedToken');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [PRESENTED]: PresentedToken | null;
+  }
+}
+
+/** Gives the requests of `app`'s routes a place for their token from the start (Fastify's decorator: one shape for all). */
+export function keepPresentedTokens(app: FastifyInstance): void {
+  app.decorateRequest(PRESENTED, null);
+}
 
 /** The request's bearer token, hashed once however many hooks ask (the rate limit, then authentication). */
 export function presentedToken(request: FastifyRequest): PresentedToken {
-  let found = presented.get(request);
-  if (found === undefined) {
+  let found = request[PRESENTED];
+  if (found == null) {
     const token = bearerOf(request.headers.authorization);
     found = { token, hash: token !== undefined && looksLikeToken(token) ? hashToken(token) : undefined };
-    presented.set(request, found);
+    request[PRESENTED] = found;
   }
   return found;
 }

@@ -1,6 +1,15 @@
 import { AsyncResource } from 'node:async_hooks';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { withConnectionWaitBudget } from '../db/connection-wait.js';
+
+/** Where a request keeps its async context: on the request, not in a WeakMap (see tenant-share.ts's HOLD). */
+const SCOPE = Symbol('funil.requestScope');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [SCOPE]: AsyncResource | null;
+  }
+}
 
 /**
  * SPEC §10, bounded waiting: every request may wait `limitMs` in all for database connections,
@@ -9,15 +18,15 @@ import { withConnectionWaitBudget } from '../db/connection-wait.js';
  * parsing are put back into it.
  */
 export function boundDatabaseWaits(app: FastifyInstance, limitMs: number): void {
-  const scopes = new WeakMap<FastifyRequest, AsyncResource>();
+  app.decorateRequest(SCOPE, null);
   app.addHook('onRequest', (request, _reply, done) => {
     withConnectionWaitBudget(limitMs, () => {
-      scopes.set(request, new AsyncResource('funil.request'));
+      request[SCOPE] = new AsyncResource('funil.request');
       done();
     });
   });
   app.addHook('preValidation', (request, _reply, done) => {
-    const scope = scopes.get(request);
+    const scope = request[SCOPE];
     if (scope) scope.runInAsyncScope(done);
     else done();
   });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** Rendered by the error handler as 503 `service_unavailable`, with a log line. */
 export class RequestDeadlineError extends Error {
@@ -18,6 +18,15 @@ interface Clock {
   runningSince: number | undefined;
 }
 
+/** Where a request keeps its clock: on the request, not in a WeakMap (see tenant-share.ts's HOLD). */
+const CLOCK = Symbol('funil.requestClock');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [CLOCK]: Clock | null;
+  }
+}
+
 /** How often in-flight requests are checked: a deadline is met within this much. */
 const MAX_SWEEP_INTERVAL_MS = 100;
 
@@ -35,7 +44,7 @@ const MAX_SWEEP_INTERVAL_MS = 100;
  * that is on every write (fastify/fastify#6725).
  */
 export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void {
-  const clocks = new WeakMap<FastifyRequest, Clock>();
+  app.decorateRequest(CLOCK, null);
   const inFlight = new Set<Clock>();
 
   const sweep = setInterval(
@@ -61,12 +70,12 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
 
   app.addHook('onRequest', (request, reply, done) => {
     const clock: Clock = { reply, spentMs: 0, runningSince: performance.now() };
-    clocks.set(request, clock);
+    request[CLOCK] = clock;
     inFlight.add(clock);
     done();
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    const clock = clocks.get(request);
+    const clock = request[CLOCK];
     if (clock?.runningSince !== undefined) {
       clock.spentMs += performance.now() - clock.runningSince;
       clock.runningSince = undefined;
@@ -74,12 +83,12 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
     done(null, payload);
   });
   app.addHook('preValidation', (request, _reply, done) => {
-    const clock = clocks.get(request);
+    const clock = request[CLOCK];
     if (clock) clock.runningSince = performance.now();
     done();
   });
   app.addHook('onResponse', (request, _reply, done) => {
-    const clock = clocks.get(request);
+    const clock = request[CLOCK];
     if (clock) inFlight.delete(clock);
     done();
   });
