@@ -67,8 +67,9 @@ export class ConnectionQueue {
 
   /** Gives a place back: to the party whose turn it is, else to the free places. */
   leave(): void {
-    const turn = this.#lines.entries().next();
-    if (turn.done) {
+    // Nobody waiting, as is usual below capacity: no iterator to make.
+    const turn = this.#waiting === 0 ? undefined : this.#lines.entries().next();
+    if (turn === undefined || turn.done) {
       this.#free++;
       return;
     }
