@@ -11,10 +11,10 @@ interface Hold {
 }
 
 /**
- * Where a request keeps its hold: on the request. A WeakMap keyed by requests (as this was) keeps
- * each value, and what it references, through V8's young-generation collections until the next
- * full one, so every request's objects were promoted to the old generation: on Node 20, a full
- * collection every 0.7 s under load (bench/results/profile-notes.md, issue 21's sixth pass).
+ * Where a request keeps its hold: on the request. V8 keeps a WeakMap's values, and what they
+ * reference, through its young-generation collections until the next full one, whatever becomes
+ * of their keys: a WeakMap keyed by requests (as this was) made what each request kept there
+ * outlive the request (bench/results/profile-notes.md, issue 21's sixth pass).
  */
 const HOLD = Symbol('funil.tenantHold');
 
