@@ -71,7 +71,7 @@ export function capTenantConcurrency(app: FastifyInstance, perTenant: number): v
   const holdWhileRunning = (handler: RouteHandler): RouteHandler =>
     async function (this: FastifyInstance, request, reply) {
       const hold = request[HOLD];
-      if (hold === null) return handler.call(this, request, reply);
+      if (hold == null) return handler.call(this, request, reply);
       // A client that left before the handler began has released its share: the handler takes it back.
       if (hold.refs++ === 0) take(hold.tenantId);
       try {
