@@ -91,11 +91,11 @@ const withoutPlugins = new WeakMap<Db, Db>();
  * each under camelCase names cost as much as a request's own code (bench/results/profile-notes.md).
  */
 export async function rowsAsNamed<Row>(db: Db, query: Compilable<unknown>): Promise<Row[]> {
-  // Kept for the database, not for a transaction: each lives one request, and a WeakMap would
-  // keep its entry past that (see http/tenant-share.ts's HOLD).
-  let plain = db.isTransaction ? undefined : withoutPlugins.get(db);
+  let plain = withoutPlugins.get(db);
   if (plain === undefined) {
     plain = db.withoutPlugins();
+    // Kept for the database, not for a transaction: each lives one request, and a WeakMap would
+    // keep its entry past that (see http/tenant-share.ts's HOLD).
     if (!db.isTransaction) withoutPlugins.set(db, plain);
   }
   return (await plain.executeQuery<Row>(query.compile() as CompiledQuery<Row>)).rows;

@@ -105,7 +105,7 @@ export function recordFields<const F extends FieldTable, const L extends readonl
   // The first field of each column (`_id` before a customer's `id`): what a stored column shows as.
   const fieldByColumn = new Map<string, { field: string; fromStored(value: unknown): unknown }>();
   for (const [key, spec] of [...entries].reverse()) {
-    fieldByColumn.set(columnOf(key), { field: key, fromStored: (value) => fromStored(value, spec.storage) });
+    fieldByColumn.set(columnOf(key), { field: key, fromStored: converterOf(spec.storage) ?? shownAsStored });
   }
 
   return {
@@ -166,21 +166,16 @@ export function recordFields<const F extends FieldTable, const L extends readonl
   };
 }
 
-function fromStored(value: unknown, storage: FieldSpec['storage']): unknown {
-  const convert = converterOf(storage);
-  return convert ? convert(value) : value;
-}
+/** How a stored value of each storage is shown (FieldSpec.storage). */
+const CONVERTERS: Readonly<Record<NonNullable<FieldSpec['storage']>, (value: unknown) => unknown>> = {
+  timestamp: (value) => toIso(value as Date | string | null),
+  money: Number,
+  object: (value) => value ?? {},
+};
+
+const shownAsStored = (value: unknown) => value;
 
 /** How a stored value of `storage` is shown; none when it is shown as stored. */
 function converterOf(storage: FieldSpec['storage']): ((value: unknown) => unknown) | undefined {
-  switch (storage) {
-    case 'timestamp':
-      return (value) => toIso(value as Date | string | null);
-    case 'money':
-      return Number;
-    case 'object':
-      return (value) => value ?? {};
-    default:
-      return undefined;
-  }
+  return storage === undefined ? undefined : CONVERTERS[storage];
 }
