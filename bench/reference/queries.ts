@@ -28,7 +28,6 @@ export interface Statement {
 export type Param =
   | 'tenantId'
   | 'id'
-  | 'limit'
   | 'status'
   | 'name'
   | 'email'
@@ -48,11 +47,15 @@ export type Param =
   | 'statusChangedType'
   | 'updatedType';
 
+/** The page size of the list workload (SPEC §6 default). */
+export const LIST_LIMIT = 100;
+
 export const SQL = {
   listLeads: {
-    text: 'select "id", "name", "email", "status", "score", "last_contact", "source", "created_at", "updated_at" from "leads" where "tenant_id" = $1 order by created_at desc, id desc limit $2',
+    name: 'reference_list_leads',
     // The limit is the page size plus one, which tells whether a next page exists.
-    params: ['tenantId', 'limit'],
+    text: `select "id", "name", "email", "status", "score", "last_contact", "source", "created_at", "updated_at" from "leads" where "tenant_id" = $1 order by created_at desc, id desc limit ${LIST_LIMIT + 1}`,
+    params: ['tenantId'],
   },
   findLead: {
     name: 'reference_find_lead',
@@ -161,7 +164,11 @@ const MINIMAL_LEAD_COLUMNS =
  * its schema costs (indexes, the change feed), besides what its Node side costs.
  */
 export const MINIMAL_SQL = {
-  listLeads: { ...SQL.listLeads, text: SQL.listLeads.text.replace('from "leads"', `from ${MINIMAL_LEADS}`) },
+  listLeads: {
+    ...SQL.listLeads,
+    name: 'minimal_list_leads',
+    text: SQL.listLeads.text.replace('from "leads"', `from ${MINIMAL_LEADS}`),
+  },
   findLead: {
     name: 'minimal_find_lead',
     text: `select ${MINIMAL_LEAD_COLUMNS} from ${MINIMAL_LEADS} where "tenant_id" = $1 and "id" = $2`,
@@ -230,9 +237,6 @@ export function substitute(statement: Statement, expressions: Partial<Record<Par
 }
 
 export type StatementName = keyof typeof SQL;
-
-/** The page size of the list workload (SPEC §6 default). */
-export const LIST_LIMIT = 100;
 
 export type Row = Record<string, unknown>;
 

@@ -48,7 +48,7 @@ const run = (statement: Statement, values: Parameters<typeof bind>[1]) =>
 app.get('/health', async () => ({ status: 'ok' }));
 
 app.get(`${prefix}/leads`, async () => {
-  const rows = await run(SQL.listLeads, { tenantId, limit: LIST_LIMIT + 1 });
+  const rows = await run(SQL.listLeads, { tenantId });
   return rows.slice(0, LIST_LIMIT).map(renderLeadListItem);
 });
 

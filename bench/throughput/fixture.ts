@@ -213,7 +213,7 @@ async function render(db: Db, tenant: BenchTenant): Promise<{ bodies: CeilingBod
   const customerIds = (await query('select id from customers where tenant_id = $1 order by id', [tenant.id])).map(
     (row) => row.id as string,
   );
-  const list = await query(SQL.listLeads.text, bind(SQL.listLeads, { tenantId: tenant.id, limit: LIST_LIMIT + 1 }));
+  const list = await query(SQL.listLeads.text, bind(SQL.listLeads, { tenantId: tenant.id }));
   const [lead] = await query(SQL.findLead.text, bind(SQL.findLead, { tenantId: tenant.id, id: leadIds[0] }));
   const [customer] = await query(
     SQL.findCustomer.text,

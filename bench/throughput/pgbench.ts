@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { LIST_LIMIT, SQL, substitute } from '../reference/queries.js';
+import { SQL, substitute } from '../reference/queries.js';
 import { CUSTOMERS, LEADS } from './fixture.js';
 import type { Measurement } from './measure.js';
 import { summarise } from './measure.js';
@@ -52,7 +52,7 @@ function scripts(): Record<RequestKind, string> {
   const customer = '(select id from bench_customer_ids where n = :n)';
   const randomLead = `\\set n random(1, ${LEADS})\n`;
   return {
-    listLeads: `${substitute(SQL.listLeads, { tenantId, limit: ':page' })};\n`,
+    listLeads: `${substitute(SQL.listLeads, { tenantId })};\n`,
     getLead: `${randomLead}${substitute(SQL.findLead, { tenantId, id: lead })};\n`,
     getCustomer: `\\set n random(1, ${CUSTOMERS})\n${substitute(SQL.findCustomer, { tenantId, id: customer })};\n`,
     updateLeadStatus: `${randomLead}\\set s random(1, ${DEFAULT_LEAD_STATUSES.length})\n${substitute(
@@ -124,7 +124,6 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
     const variables = {
       tenant: job.tenantId,
       token: job.tokenId,
-      page: String(LIST_LIMIT + 1),
       name: String(form.name),
       phone: String(form.phone),
       source: String(form.source),

@@ -34,6 +34,7 @@ export class CustomerRepository extends RecordStore {
       table: 'customers',
       events: 'customer',
       columns: customerFields.rowColumns,
+      listSelection: customerFields.listSelection,
       insertColumns: [...customerFields.writableKeys, 'id', 'tenantId'],
       derived: {
         // An update that sets only first or last name rebuilds `name` from both as stored after it

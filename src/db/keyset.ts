@@ -36,7 +36,10 @@ export interface ListedRows<Item> {
 /**
  * Keyset paging (SPEC §6): order by (sort value, id) and start strictly after the previous page's
  * last row, a row comparison that PostgreSQL answers with one index range scan. Never OFFSET.
- * Asks for one row more than the page, which tells whether another page exists.
+ * Asks for one row more than the page, which tells whether another page exists. The limit is
+ * written into the text, not sent as a parameter: a prepared page's plan can then be kept for every
+ * run (a generic plan prices `limit $n` as a tenth of the rows, so PostgreSQL would plan it anew
+ * each time), and it is an integer the list's schema bounds.
  */
 export function keysetPage<DB, TB extends keyof DB, O, Row>(
   query: SelectQueryBuilder<DB, TB, O>,
@@ -45,10 +48,9 @@ export function keysetPage<DB, TB extends keyof DB, O, Row>(
   const direction = page.descending ? 'desc' : 'asc';
   const after = keysetCondition(page);
   const paged = after === undefined ? query : query.where(after);
-  return paged
-    .orderBy(page.key.expression, direction)
-    .orderBy(sql`id`, direction)
-    .limit(page.limit + 1);
+  const rows = page.limit + 1;
+  if (!Number.isSafeInteger(rows) || rows < 1) throw new Error(`keyset page: not a row count: ${page.limit}`);
+  return paged.orderBy(page.key.expression, direction).orderBy(sql`id`, direction).limit(sql.lit(rows));
 }
 
 /** The rows strictly after the previous page's last, in the page's order; undefined on a first page. */
@@ -86,11 +88,12 @@ function isCanonicalTimestamp(value: string): boolean {
 const withoutPlugins = new WeakMap<Db, Db>();
 
 /**
- * Runs a page's query, compiled with the camel-case plugin (snake_case SQL), without its result
- * mapping: the rows keep the names the SQL gives them. A page has hundreds of rows, and copying
- * each under camelCase names cost as much as a request's own code (bench/results/profile-notes.md).
+ * The handle without its result mapping, to run a statement compiled with the camel-case plugin
+ * (snake_case SQL) whose rows keep the names the SQL gives them. A page has hundreds of rows, and
+ * copying each under camelCase names cost as much as a request's own code
+ * (bench/results/profile-notes.md).
  */
-export async function rowsAsNamed<Row>(db: Db, query: Compilable<unknown>): Promise<Row[]> {
+export function asNamed(db: Db): Db {
   let plain = withoutPlugins.get(db);
   if (plain === undefined) {
     plain = db.withoutPlugins();
@@ -98,5 +101,10 @@ export async function rowsAsNamed<Row>(db: Db, query: Compilable<unknown>): Prom
     // keep its entry past that (see http/tenant-share.ts's HOLD).
     if (!db.isTransaction) withoutPlugins.set(db, plain);
   }
-  return (await plain.executeQuery<Row>(query.compile() as CompiledQuery<Row>)).rows;
+  return plain;
+}
+
+/** Runs a page's query with the rows under the names the SQL gives them (asNamed). */
+export async function rowsAsNamed<Row>(db: Db, query: Compilable<unknown>): Promise<Row[]> {
+  return (await asNamed(db).executeQuery<Row>(query.compile() as CompiledQuery<Row>)).rows;
 }

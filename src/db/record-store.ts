@@ -14,7 +14,7 @@ import {
 import { newId } from '../shared/ids.js';
 import { type Change, type ChangeParams, changeEvents, EVENT_COLUMNS, type EventFamily } from './change-events.js';
 import type { Db } from './database.js';
-import { type KeysetPage, keysetPage, rowsAsNamed } from './keyset.js';
+import { asNamed, type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from './keyset.js';
 import { containsPattern } from './like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from './precondition.js';
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
@@ -47,6 +47,8 @@ export interface RecordStoreOptions {
   readonly events: EventFamily;
   /** The columns a read or a write returns. */
   readonly columns: readonly string[];
+  /** What a list page selects (its rows keep the names these give them, see rowsAsNamed). */
+  readonly listSelection: readonly unknown[];
   /** The columns an insert sets, `id` and `tenantId` among them, in the order the statement names them. */
   readonly insertColumns: readonly string[];
   /** SQL an update may compute from the row, by name (customers: the name rebuilt from its parts). */
@@ -82,6 +84,26 @@ interface Key {
   tenantId: string;
   id: string;
 }
+
+/** An unfiltered list page: its sort, whether it follows a cursor, how many rows it reads. */
+interface PageShape {
+  key: SortKey<unknown>;
+  descending: boolean;
+  after: boolean;
+  rows: number;
+}
+
+interface PageParams {
+  tenantId: string;
+  afterValue: unknown;
+  afterId: string | undefined;
+}
+
+/**
+ * The most unfiltered page shapes a store prepares: a client's sorts, both ways, with and without
+ * a cursor, at a few page sizes. One that walks every size gets the rest compiled at each page.
+ */
+const MAX_PAGE_SHAPES = 64;
 
 interface UpdateShape {
   columns: readonly string[];
@@ -121,6 +143,9 @@ export class RecordStore {
   readonly #insertKeys: readonly string[];
   readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
+  readonly #pages: PreparedByShape<PageShape, PageParams, Record<string, unknown>>;
+  /** A number for each sort key met, for the pages' shape keys. */
+  readonly #sortNumbers = new Map<SortKey<unknown>, number>();
   /** With a scan bound (the embedded database), the tenants larger than it; without, those that search in two steps. */
   readonly #largeTenants: LargeTenants;
 
@@ -242,6 +267,34 @@ export class RecordStore {
           .select('id'),
       );
     });
+    // The unfiltered page, a sync's walk and a list's first look: its plan is the sort's index
+    // whatever the tenant or the cursor, so PostgreSQL may plan it once per connection.
+    this.#pages = new PreparedByShape<PageShape, PageParams, Record<string, unknown>>(
+      (shape) => `${this.#sortNumber(shape.key)}|${shape.descending}|${shape.after}|${shape.rows}`,
+      (shape, p) =>
+        keysetPage(
+          any
+            .selectFrom(table)
+            .select(options.listSelection as never)
+            .where('tenantId', '=', p.tenantId),
+          {
+            key: shape.key,
+            descending: shape.descending,
+            limit: shape.rows - 1,
+            after: shape.after ? { value: p.afterValue as string, id: p.afterId as string } : undefined,
+          },
+        ) as Compilable<Record<string, unknown>>,
+      MAX_PAGE_SHAPES,
+    );
+  }
+
+  #sortNumber(key: SortKey<unknown>): number {
+    let number = this.#sortNumbers.get(key);
+    if (number === undefined) {
+      number = this.#sortNumbers.size;
+      this.#sortNumbers.set(key, number);
+    }
+    return number;
   }
 
   /** The table, which names this resource in lock keys. */
@@ -369,17 +422,12 @@ export class RecordStore {
    * the steps of searchPage, so that the planner's guess of the term's frequency cannot make it
    * read the whole tenant.
    */
-  async list<Item>(
-    handle: Db,
-    tenantId: string,
-    selection: readonly unknown[],
-    filters: object,
-    page: KeysetPage<Item>,
-  ): Promise<ListRows> {
+  async list<Item>(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<ListRows> {
+    const given = Object.entries(filters).filter(([, value]) => value !== undefined);
+    if (given.length === 0) return this.#unfilteredPage(handle, tenantId, page);
     const any = handle as unknown as Kysely<AnyTables>;
     const tenantRows = any.selectFrom(this.#options.table).where('tenantId', '=', tenantId);
-    const given = Object.entries(filters).filter(([, value]) => value !== undefined);
-    if (given.length === 0) return this.#page(handle, tenantRows.select(selection as never), page);
+    const selection = this.#options.listSelection;
     const matches: Condition = (eb) => eb.and(given.map(([name, value]) => this.#condition(eb, name, value)));
     const { scanRows } = this.#options;
     const narrow = given.some(([name]) => this.#options.filters[name]?.narrow);
@@ -396,6 +444,14 @@ export class RecordStore {
   /** Whether the filters hold a `q` served by the trigram index (without the separator, see #condition). */
   #searches(filters: { q?: unknown }): boolean {
     return typeof filters.q === 'string' && !filters.q.includes(SEARCH_SEPARATOR);
+  }
+
+  async #unfilteredPage<Item>(handle: Db, tenantId: string, page: KeysetPage<Item>): Promise<ListRows> {
+    const { key, descending, limit, after } = page;
+    const statement = this.#pages.for({ key: key as SortKey<unknown>, descending, after: !!after, rows: limit + 1 });
+    return {
+      rows: await statement.execute(asNamed(handle), { tenantId, afterValue: after?.value, afterId: after?.id }),
+    };
   }
 
   async #page<Item>(

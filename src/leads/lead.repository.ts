@@ -42,6 +42,7 @@ export function leadStore(db: Db, fields: LeadFields, scanRows?: number): Record
     table: 'leads',
     events: 'lead',
     columns: fields.rowColumns,
+    listSelection: fields.listSelection,
     insertColumns: [...fields.writableKeys, 'id', 'tenantId', 'createdBy'],
     filters: {
       ...RECORD_FILTERS,

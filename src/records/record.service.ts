@@ -109,7 +109,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
           custom: await this.#withCustomFields(handle, tenantId, (fields) => fields.filter(new Map(custom))),
         }
       : others;
-    const { rows, resumeAfter } = await this.store.list(handle, tenantId, this.fields.listSelection, resolved, page);
+    const { rows, resumeAfter } = await this.store.list(handle, tenantId, resolved, page);
     return {
       items: rows.map((row) => this.fields.toListItem(row)),
       resumeAfter: resumeAfter && this.fields.toListItem(resumeAfter),

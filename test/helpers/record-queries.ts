@@ -8,11 +8,37 @@ import {
   type RootOperationNode,
   type UnknownRow,
 } from 'kysely';
+import type { Db } from '../../src/db/database.js';
 
-/** Records every query as PostgreSQL will receive it (added after the CamelCasePlugin: snake_case). */
+/**
+ * Records the last statement run through a handle, as PostgreSQL receives it (snake_case): those
+ * compiled at the call, which it sees as a plugin, and those compiled once (PreparedQuery), which
+ * no plugin sees again: it sees them run.
+ */
 export class RecordQueries implements KyselyPlugin {
   readonly #compiler = new PostgresQueryCompiler();
   last: CompiledQuery | undefined;
+
+  /** `db`, recording what runs through it and through the handles it gives (withoutPlugins). */
+  on(db: Db): Db {
+    return this.#watch(db.withPlugin(this));
+  }
+
+  #watch(db: Db): Db {
+    return new Proxy(db, {
+      get: (target, property) => {
+        if (property === 'executeQuery') {
+          return (query: CompiledQuery) => {
+            this.last = query;
+            return target.executeQuery(query);
+          };
+        }
+        if (property === 'withoutPlugins') return () => this.#watch(target.withoutPlugins());
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     this.last = this.#compiler.compileQuery(args.node, args.queryId);
