@@ -143,6 +143,7 @@ export class RecordStore {
   readonly #insertKeys: readonly string[];
   readonly #update: PreparedByShape<UpdateShape, WriteParams, StoredRow>;
   readonly #delete: PreparedByShape<boolean, WriteParams, { id: string }>;
+  readonly #findIdBy: PreparedByShape<string, { tenantId: string; value: unknown }, { id: string }>;
   readonly #pages: PreparedByShape<PageShape, PageParams, Record<string, unknown>>;
   /** A number for each sort key met, for the pages' shape keys. */
   readonly #sortNumbers = new Map<SortKey<unknown>, number>();
@@ -267,6 +268,20 @@ export class RecordStore {
           .select('id'),
       );
     });
+    this.#findIdBy = new PreparedByShape<string, { tenantId: string; value: unknown }, { id: string }>(
+      (column) => column,
+      (column, p) =>
+        returning<{ id: string }>(
+          any
+            .selectFrom(table)
+            .select('id')
+            .where('tenantId', '=', p.tenantId)
+            .where(column, '=', p.value)
+            .orderBy('createdAt', 'desc')
+            .orderBy('id', 'desc')
+            .limit(sql.lit(1)),
+        ),
+    );
     // The unfiltered page, a sync's walk and a list's first look: its plan is the sort's index
     // whatever the tenant or the cursor, so PostgreSQL may plan it once per connection.
     this.#pages = new PreparedByShape<PageShape, PageParams, Record<string, unknown>>(
@@ -371,17 +386,7 @@ export class RecordStore {
    * several (lead e-mails are not unique), the most recently created.
    */
   async findIdBy(handle: Db, tenantId: string, column: string, value: unknown): Promise<string | undefined> {
-    const any = handle as unknown as Kysely<AnyTables>;
-    const row = await any
-      .selectFrom(this.#options.table)
-      .select('id')
-      .where('tenantId', '=', tenantId)
-      .where(column, '=', value)
-      .orderBy('createdAt', 'desc')
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.id as string | undefined;
+    return (await this.#findIdBy.for(column).first(handle, { tenantId, value }))?.id;
   }
 
   /** Deletes in one statement, the If-Match condition included; false when the record is not in the tenant. */

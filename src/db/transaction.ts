@@ -1,7 +1,8 @@
 import { setTimeout } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from './database.js';
 import { isTransient } from './errors.js';
+import { nameStatement } from './named-statements.js';
 
 /**
  * Runs `work` in a transaction: the caller's, when `handle` is one already (a batch, a conversion),
@@ -53,8 +54,12 @@ export async function inSavepoint<T>(trx: Db, work: () => Promise<T>): Promise<T
  * of the key names the lock; two keys that share a hash only wait for each other.
  */
 export async function lockKey(trx: Db, key: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+  await trx.executeQuery(CompiledQuery.raw(LOCK_KEY, [key]));
 }
+
+/** Every upsert takes it: prepared once per connection (named-statements.ts). */
+const LOCK_KEY = 'select pg_advisory_xact_lock(hashtextextended($1, 0))';
+nameStatement(LOCK_KEY);
 
 /**
  * Takes the locks of many keys at once, in the order of their hashes: two transactions that lock

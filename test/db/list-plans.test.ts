@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { CUSTOMER_SORT_KEYS } from '../../src/customers/customer.repository.js';
+import { CUSTOMER_SORT_KEYS, CustomerRepository } from '../../src/customers/customer.repository.js';
 import { CustomerService } from '../../src/customers/customer.service.js';
 import type { Db } from '../../src/db/database.js';
 import type { SortKey } from '../../src/db/keyset.js';
-import { LEAD_SORT_KEYS } from '../../src/leads/lead.repository.js';
+import { leadFields } from '../../src/leads/lead.fields.js';
+import { LEAD_SORT_KEYS, leadStore } from '../../src/leads/lead.repository.js';
 import { LeadService } from '../../src/leads/lead.service.js';
 import { summaryGroups } from '../../src/leads/lead-summary.repository.js';
 import { newId } from '../../src/shared/ids.js';
@@ -59,15 +60,14 @@ function literal(value: unknown): string {
 
 /**
  * The plan PostgreSQL may keep for a prepared statement and use at every run, whatever its values
- * (a generic plan), with sorting priced out: a statement prepared once per connection must find
- * its order in an index without knowing its tenant or its cursor.
+ * (a generic plan), with the given planner methods priced out: a statement prepared once per
+ * connection must find its rows through an index without knowing its tenant or its values.
  */
-async function genericPlanNodes(db: Db, query: CompiledQuery): Promise<string[]> {
+async function genericPlanOf(db: Db, query: CompiledQuery, disabled: readonly string[]): Promise<PlanNode> {
   const name = `list_plan_${++prepared}`;
   return db.transaction().execute(async (trx) => {
-    await sql`select set_config('enable_sort', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`.execute(
-      trx,
-    );
+    await sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`.execute(trx);
+    for (const method of disabled) await sql`select set_config(${method}, 'off', true)`.execute(trx);
     await trx.executeQuery(CompiledQuery.raw(`prepare ${name} as ${query.sql}`));
     const explained = await trx.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
       CompiledQuery.raw(`explain (format json) execute ${name}(${query.parameters.map(literal).join(', ')})`),
@@ -75,7 +75,7 @@ async function genericPlanNodes(db: Db, query: CompiledQuery): Promise<string[]>
     await trx.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
     const [row] = explained.rows;
     assert.ok(row);
-    return nodeTypes(row['QUERY PLAN'][0].Plan);
+    return row['QUERY PLAN'][0].Plan;
   });
 }
 
@@ -141,7 +141,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
             const statement = recorder.last as CompiledQuery;
             assert.match(statement.sql, new RegExp(`from "${resource}"`));
             const nodes = await planNodes(ctx.db, statement);
-            const generic = await genericPlanNodes(ctx.db, statement);
+            const generic = nodeTypes(await genericPlanOf(ctx.db, statement, ['enable_sort']));
             for (const plan of [nodes, generic]) {
               assert.ok(
                 !plan.some((node) => node.includes('Sort')),
@@ -296,6 +296,39 @@ describeEachBackend('list queries are answered in index order, without a sort (S
           assert.ok(gin, `custom.campaign=rare: ${nodeTypes(plan).join(' > ')}`);
           assert.match(gin['Index Cond'] ?? '', /tenant_id = /);
         }
+      }
+    });
+  }
+
+  for (const [resource, column, index] of [
+    ['leads', 'email', 'leads_tenant_email_idx'],
+    ['customers', 'email', 'customers_tenant_email_key'],
+    ['leads', 'externalId', 'leads_tenant_external_id_key'],
+    ['customers', 'externalId', 'customers_tenant_external_id_key'],
+  ] as const) {
+    it(`finds the ${resource} an upsert by ${column} updates through its index, in every plan (SPEC §13)`, async () => {
+      searcher ??= await bigTenant();
+      const { tenant: big, name } = searcher;
+      const value = column === 'email' ? `${name}@example.com` : `ext-${name}`;
+      if (column === 'externalId') {
+        await sql`update ${sql.table(resource)} set external_id = ${value} where tenant_id = ${big.id} and name = ${name}`.execute(
+          ctx.db,
+        );
+      }
+      const store =
+        resource === 'leads' ? leadStore(ctx.db, leadFields(DEFAULT_LEAD_STATUSES)) : new CustomerRepository(ctx.db);
+      const recorded = recorder.on(ctx.db);
+      const id = await store.findIdBy(recorded, big.id, column, value);
+      assert.ok(id, `the ${resource} with ${column} ${value}`);
+      const statement = recorder.last as CompiledQuery;
+      for (const plan of [await planOf(ctx.db, statement, []), await genericPlanOf(ctx.db, statement, [])]) {
+        assert.deepEqual(
+          flatten(plan)
+            .filter((node) => node['Index Name'])
+            .map((node) => node['Index Name']),
+          [index],
+          nodeTypes(plan).join(' > '),
+        );
       }
     });
   }
