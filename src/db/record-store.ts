@@ -39,6 +39,11 @@ export interface FilterSpec {
    * many): no scan bound needed.
    */
   readonly narrow?: boolean;
+  /**
+   * The filter is a bound on this sort's own value (`updatedSince` on `sort=updatedAt`, SPEC §6's
+   * sync walk): with that sort, its page is a range of the sort's index, every row of it a match.
+   */
+  readonly boundsSort?: SortKey<never>;
 }
 
 export interface RecordStoreOptions {
@@ -85,23 +90,29 @@ interface Key {
   id: string;
 }
 
-/** An unfiltered list page: its sort, whether it follows a cursor, how many rows it reads. */
+/**
+ * A list page read straight off its sort's index: its sort, the filter that bounds the sort's value
+ * (if any), whether it follows a cursor, how many rows it reads.
+ */
 interface PageShape {
   key: SortKey<unknown>;
   descending: boolean;
+  bound: string | undefined;
   after: boolean;
   rows: number;
 }
 
 interface PageParams {
   tenantId: string;
+  bound: unknown;
   afterValue: unknown;
   afterId: string | undefined;
 }
 
 /**
- * The most unfiltered page shapes a store prepares: a client's sorts, both ways, with and without
- * a cursor, at a few page sizes. One that walks every size gets the rest compiled at each page.
+ * The most index-range page shapes a store prepares: a client's sorts, both ways, with and without
+ * a cursor or a bound, at a few page sizes. One that walks every size gets the rest compiled at
+ * each page.
  */
 const MAX_PAGE_SHAPES = 64;
 
@@ -282,23 +293,23 @@ export class RecordStore {
             .limit(sql.lit(1)),
         ),
     );
-    // The unfiltered page, a sync's walk and a list's first look: its plan is the sort's index
-    // whatever the tenant or the cursor, so PostgreSQL may plan it once per connection.
+    // A list's first look and a sync's walk: the plan is a range of the sort's index whatever the
+    // tenant, the bound or the cursor, so PostgreSQL may plan it once per connection.
     this.#pages = new PreparedByShape<PageShape, PageParams, Record<string, unknown>>(
-      (shape) => `${this.#sortNumber(shape.key)}|${shape.descending}|${shape.after}|${shape.rows}`,
-      (shape, p) =>
-        keysetPage(
-          any
-            .selectFrom(table)
-            .select(options.listSelection as never)
-            .where('tenantId', '=', p.tenantId),
-          {
-            key: shape.key,
-            descending: shape.descending,
-            limit: shape.rows - 1,
-            after: shape.after ? { value: p.afterValue as string, id: p.afterId as string } : undefined,
-          },
-        ) as Compilable<Record<string, unknown>>,
+      (shape) => `${this.#sortNumber(shape.key)}|${shape.descending}|${shape.bound ?? ''}|${shape.after}|${shape.rows}`,
+      (shape, p) => {
+        const rows = any
+          .selectFrom(table)
+          .select(options.listSelection as never)
+          .where('tenantId', '=', p.tenantId);
+        const bound = shape.bound === undefined ? undefined : options.filters[shape.bound];
+        return keysetPage(bound ? rows.where(bound.column, bound.operator, p.bound) : rows, {
+          key: shape.key,
+          descending: shape.descending,
+          limit: shape.rows - 1,
+          after: shape.after ? { value: p.afterValue as string, id: p.afterId as string } : undefined,
+        }) as Compilable<Record<string, unknown>>;
+      },
       MAX_PAGE_SHAPES,
     );
   }
@@ -429,7 +440,11 @@ export class RecordStore {
    */
   async list<Item>(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>): Promise<ListRows> {
     const given = Object.entries(filters).filter(([, value]) => value !== undefined);
-    if (given.length === 0) return this.#unfilteredPage(handle, tenantId, page);
+    const [first, ...others] = given;
+    if (first === undefined) return this.#indexRangePage(handle, tenantId, undefined, page);
+    if (others.length === 0 && this.#options.filters[first[0]]?.boundsSort === page.key) {
+      return this.#indexRangePage(handle, tenantId, first, page);
+    }
     const any = handle as unknown as Kysely<AnyTables>;
     const tenantRows = any.selectFrom(this.#options.table).where('tenantId', '=', tenantId);
     const selection = this.#options.listSelection;
@@ -451,12 +466,30 @@ export class RecordStore {
     return typeof filters.q === 'string' && !filters.q.includes(SEARCH_SEPARATOR);
   }
 
-  async #unfilteredPage<Item>(handle: Db, tenantId: string, page: KeysetPage<Item>): Promise<ListRows> {
+  /** A page with no filter, or only one that bounds its sort's value: prepared per shape (#pages). */
+  async #indexRangePage<Item>(
+    handle: Db,
+    tenantId: string,
+    bound: [string, unknown] | undefined,
+    page: KeysetPage<Item>,
+  ): Promise<ListRows> {
     const { key, descending, limit, after } = page;
-    const statement = this.#pages.for({ key: key as SortKey<unknown>, descending, after: !!after, rows: limit + 1 });
-    return {
-      rows: await statement.execute(asNamed(handle), { tenantId, afterValue: after?.value, afterId: after?.id }),
+    const [name, value] = bound ?? [];
+    const statement = this.#pages.for({
+      key: key as SortKey<unknown>,
+      descending,
+      bound: name,
+      after: !!after,
+      rows: limit + 1,
+    });
+    const spec = name === undefined ? undefined : this.#options.filters[name];
+    const params = {
+      tenantId,
+      bound: spec?.timestamp ? new Date(value as string) : value,
+      afterValue: after?.value,
+      afterId: after?.id,
     };
+    return { rows: await statement.execute(asNamed(handle), params) };
   }
 
   async #page<Item>(

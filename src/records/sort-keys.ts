@@ -13,8 +13,8 @@ export const RECORD_FILTERS = {
   statuses: { column: 'status', operator: 'in' },
   email: { column: 'email', operator: '=', narrow: true },
   externalId: { column: 'externalId', operator: '=', narrow: true },
-  updatedSince: { column: 'updatedAt', operator: '>=', timestamp: true },
-  createdSince: { column: 'createdAt', operator: '>=', timestamp: true },
+  updatedSince: { column: 'updatedAt', operator: '>=', timestamp: true, boundsSort: RECORD_SORT_KEYS.updatedAt },
+  createdSince: { column: 'createdAt', operator: '>=', timestamp: true, boundsSort: RECORD_SORT_KEYS.createdAt },
   // `custom.<key>=value` filters, as one object of the values they want (SPEC §16). Narrow: served by
   // the GIN index led by the tenant (SPEC §16: never a scan of the tenant's rows), however many match.
   custom: { column: 'custom', operator: '@>', json: true, narrow: true },

@@ -55,6 +55,7 @@ let prepared = 0;
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'number') return String(value);
+  if (value instanceof Date) return `'${value.toISOString()}'`;
   return `'${String(value).replaceAll("'", "''")}'`;
 }
 
@@ -127,26 +128,33 @@ describeEachBackend('list queries are answered in index order, without a sort (S
     ['customers', CUSTOMER_SORT_KEYS, (db: Db) => new CustomerService(db)],
   ] as const;
   for (const [resource, keys, serviceOn] of lists) {
-    it(`lists ${resource} by every sort, both ways, first page and after a cursor`, async () => {
+    it(`lists ${resource} by every sort, both ways, first page and after a cursor, and a sync's walk from a time`, async () => {
       const service = serviceOn(ctx.db);
       const recorded = recorder.on(ctx.db);
+      // SPEC §6's sync walk: a bound on the sort's own time is a range of the sort's index.
+      const bounds: Record<string, object> = {
+        createdAt: { createdSince: '2020-01-01T00:00:00.000Z' },
+        updatedAt: { updatedSince: '2020-01-01T00:00:00.000Z' },
+      };
       for (const [field, key] of Object.entries(keys)) {
-        for (const descending of [false, true]) {
-          for (const after of [
-            undefined,
-            { value: field === 'score' ? 50 : field === 'name' ? 'M' : '2026-01-01T00:00:00.000Z', id: newId() },
-          ]) {
-            // biome-ignore lint/suspicious/noExplicitAny: one loop over both repositories' own page types.
-            await service.list(recorded, tenant.id, {}, { key: key as any, descending, limit: 10, after });
-            const statement = recorder.last as CompiledQuery;
-            assert.match(statement.sql, new RegExp(`from "${resource}"`));
-            const nodes = await planNodes(ctx.db, statement);
-            const generic = nodeTypes(await genericPlanOf(ctx.db, statement, ['enable_sort']));
-            for (const plan of [nodes, generic]) {
-              assert.ok(
-                !plan.some((node) => node.includes('Sort')),
-                `${resource} by ${descending ? '-' : ''}${field}: ${plan.join(' > ')}`,
-              );
+        for (const filters of [{}, ...(bounds[field] ? [bounds[field]] : [])]) {
+          for (const descending of [false, true]) {
+            for (const after of [
+              undefined,
+              { value: field === 'score' ? 50 : field === 'name' ? 'M' : '2026-01-01T00:00:00.000Z', id: newId() },
+            ]) {
+              // biome-ignore lint/suspicious/noExplicitAny: one loop over both repositories' own page types.
+              await service.list(recorded, tenant.id, filters, { key: key as any, descending, limit: 10, after });
+              const statement = recorder.last as CompiledQuery;
+              assert.match(statement.sql, new RegExp(`from "${resource}"`));
+              const nodes = await planNodes(ctx.db, statement);
+              const generic = nodeTypes(await genericPlanOf(ctx.db, statement, ['enable_sort']));
+              for (const plan of [nodes, generic]) {
+                assert.ok(
+                  !plan.some((node) => node.includes('Sort')),
+                  `${resource} by ${descending ? '-' : ''}${field} ${JSON.stringify(filters)}: ${plan.join(' > ')}`,
+                );
+              }
             }
           }
         }

@@ -160,6 +160,32 @@ describeEachBackend('GET /leads: filters (SPEC §6)', (ctx) => {
     assert.deepEqual(await names({ updatedSince: '2030-01-01T00:00:00Z' }), []);
   });
 
+  it('walks sort=updatedAt from updatedSince and sort=createdAt from createdSince, both ways, inclusive, page by page (SPEC §6)', async () => {
+    // A bound on the sort's own time is read as a range of the sort's index (a prepared statement
+    // of its own): the same rows as any other filter, in the sort's order.
+    const oldestFirst = (keep: (fixture: Fixture, k: number) => boolean) => expected(keep).reverse();
+    assert.deepEqual(
+      await names({ sort: 'updatedAt', updatedSince: updatedAt(6) }),
+      oldestFirst((_, k) => k >= 6),
+    );
+    assert.deepEqual(
+      await names({ sort: '-updatedAt', updatedSince: '2026-04-01T09:00:00+03:00' }),
+      expected((_, k) => k >= 6),
+    );
+    assert.deepEqual(
+      await names({ sort: 'createdAt', createdSince: '2026-03-01T03:00:00.001Z' }),
+      oldestFirst((_, k) => k >= 4),
+    );
+    assert.deepEqual(await names({ sort: 'updatedAt', updatedSince: '2030-01-01T00:00:00Z' }), []);
+    const query = { sort: 'updatedAt', updatedSince: updatedAt(2), limit: '2' };
+    const walked = await walk(ctx, tenant.token, LEADS, query, 'cursor');
+    assert.deepEqual(
+      walked.items.map((item) => item.name),
+      oldestFirst((_, k) => k >= 2),
+    );
+    assert.deepEqual(walked.pageSizes, [2, 2, 2, 1]);
+  });
+
   it('rejects a malformed updatedSince or createdSince with a 400 naming it (SPEC §6)', async () => {
     for (const field of ['updatedSince', 'createdSince']) {
       for (const value of [
