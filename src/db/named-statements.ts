@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * Statement texts that run as named prepared statements: the database parses and plans each one
@@ -34,6 +34,14 @@ export function prepareNamedStatements(client: pg.PoolClient): void {
   (client as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
     const name = typeof text === 'string' ? names.get(text) : undefined;
     if (name === undefined || !Array.isArray(rest[0]) || rest.length !== 1) return query(text, ...rest);
-    return query({ name, text, values: rest[0] });
+    // Made from the text, then named: given `{ name, text, values }`, node-postgres copies the object
+    // through its property descriptors at every run (4 µs, where a text costs 0.2).
+    return new Promise((resolve, reject) => {
+      const named = new pg.Query(text as string, rest[0] as unknown[], (error, result) =>
+        error ? reject(error) : resolve(result),
+      );
+      (named as { name?: string }).name = name;
+      query(named);
+    });
   };
 }
