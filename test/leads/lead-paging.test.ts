@@ -118,7 +118,7 @@ describeEachBackend('GET /leads: keyset paging and cursors (SPEC §6)', (ctx) =>
   });
 
   it('reads the right rows at every page size, first page and next, past the shapes a store prepares (issue 21)', async () => {
-    // Each size is a statement of its own, prepared for the first 64 shapes and compiled at each
+    // Each size is a statement of its own, prepared for a store's first 32 shapes and compiled at each
     // page after them: both must answer the same.
     const expected = await expectedLeadOrder(ctx, tenant.id, '-createdAt');
     for (let limit = 1; limit <= 80; limit++) {
