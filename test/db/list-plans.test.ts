@@ -31,24 +31,6 @@ function flatten(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(flatten)];
 }
 
-/** The plan of a recorded statement with the given planner methods priced out. */
-async function planOf(db: Db, query: CompiledQuery, disabled: readonly string[]): Promise<PlanNode> {
-  return db.transaction().execute(async (trx) => {
-    for (const method of disabled) await sql`select set_config(${method}, 'off', true)`.execute(trx);
-    const explained = await trx.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
-    );
-    const [row] = explained.rows;
-    assert.ok(row);
-    return row['QUERY PLAN'][0].Plan;
-  });
-}
-
-/** The plan of a recorded statement with sorting priced out: then only an index gives the order. */
-async function planNodes(db: Db, query: CompiledQuery): Promise<string[]> {
-  return nodeTypes(await planOf(db, query, ['enable_sort']));
-}
-
 let prepared = 0;
 
 /** A parameter's value as an SQL literal, for EXECUTE. */
@@ -60,24 +42,42 @@ function literal(value: unknown): string {
 }
 
 /**
- * The plan PostgreSQL may keep for a prepared statement and use at every run, whatever its values
- * (a generic plan), with the given planner methods priced out: a statement prepared once per
- * connection must find its rows through an index without knowing its tenant or its values.
+ * The plan of a recorded statement with the given planner methods priced out. `generic`: the plan
+ * PostgreSQL may keep for the statement prepared and use at every run, whatever its values; a
+ * statement prepared once per connection must find its rows through an index without knowing its
+ * tenant or its values.
  */
-async function genericPlanOf(db: Db, query: CompiledQuery, disabled: readonly string[]): Promise<PlanNode> {
-  const name = `list_plan_${++prepared}`;
+async function planOf(
+  db: Db,
+  query: CompiledQuery,
+  disabled: readonly string[],
+  { generic = false } = {},
+): Promise<PlanNode> {
   return db.transaction().execute(async (trx) => {
-    await sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`.execute(trx);
     for (const method of disabled) await sql`select set_config(${method}, 'off', true)`.execute(trx);
-    await trx.executeQuery(CompiledQuery.raw(`prepare ${name} as ${query.sql}`));
-    const explained = await trx.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      CompiledQuery.raw(`explain (format json) execute ${name}(${query.parameters.map(literal).join(', ')})`),
-    );
-    await trx.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
+    const explain = (statement: string, parameters: readonly unknown[] = []) =>
+      trx.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        CompiledQuery.raw(`explain (format json) ${statement}`, [...parameters]),
+      );
+    let explained: Awaited<ReturnType<typeof explain>>;
+    if (generic) {
+      const name = `list_plan_${++prepared}`;
+      await sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`.execute(trx);
+      await trx.executeQuery(CompiledQuery.raw(`prepare ${name} as ${query.sql}`));
+      explained = await explain(`execute ${name}(${query.parameters.map(literal).join(', ')})`);
+      await trx.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
+    } else {
+      explained = await explain(query.sql, query.parameters);
+    }
     const [row] = explained.rows;
     assert.ok(row);
     return row['QUERY PLAN'][0].Plan;
   });
+}
+
+/** The plan of a recorded statement with sorting priced out: then only an index gives the order. */
+async function planNodes(db: Db, query: CompiledQuery, options: { generic?: boolean } = {}): Promise<string[]> {
+  return nodeTypes(await planOf(db, query, ['enable_sort'], options));
 }
 
 /**
@@ -148,7 +148,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
               const statement = recorder.last as CompiledQuery;
               assert.match(statement.sql, new RegExp(`from "${resource}"`));
               const nodes = await planNodes(ctx.db, statement);
-              const generic = nodeTypes(await genericPlanOf(ctx.db, statement, ['enable_sort']));
+              const generic = await planNodes(ctx.db, statement, { generic: true });
               for (const plan of [nodes, generic]) {
                 assert.ok(
                   !plan.some((node) => node.includes('Sort')),
@@ -329,7 +329,10 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       const id = await store.findIdBy(recorded, big.id, column, value);
       assert.ok(id, `the ${resource} with ${column} ${value}`);
       const statement = recorder.last as CompiledQuery;
-      for (const plan of [await planOf(ctx.db, statement, []), await genericPlanOf(ctx.db, statement, [])]) {
+      for (const plan of [
+        await planOf(ctx.db, statement, []),
+        await planOf(ctx.db, statement, [], { generic: true }),
+      ]) {
         assert.deepEqual(
           flatten(plan)
             .filter((node) => node['Index Name'])
