@@ -488,7 +488,7 @@ export class RecordStore {
     const spec = name === undefined ? undefined : this.#options.filters[name];
     const params = {
       tenantId,
-      bound: spec?.timestamp ? new Date(value as string) : value,
+      bound: spec && filterValue(spec, value),
       afterValue: after?.value,
       afterId: after?.id,
     };
@@ -520,8 +520,13 @@ export class RecordStore {
     const spec = this.#options.filters[name];
     if (!spec) throw new Error(`${this.#options.table}: no filter named ${name}`);
     if (spec.json) return eb(spec.column, spec.operator, sql`${JSON.stringify(value)}::jsonb`);
-    return eb(spec.column, spec.operator, spec.timestamp ? new Date(value as string) : value);
+    return eb(spec.column, spec.operator, filterValue(spec, value));
   }
+}
+
+/** A filter's value from the query string as its column compares it (not a json one's). */
+function filterValue(spec: FilterSpec, value: unknown): unknown {
+  return spec.timestamp ? new Date(value as string) : value;
 }
 
 /** A statement on a table named at run time, typed as the rows it returns. */
