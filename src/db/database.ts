@@ -1,7 +1,8 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { CamelCasePlugin, Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { ColumnNames } from './column-names.js';
 import { ConnectionQueue } from './connection-queue.js';
 import { connectWithinBudget } from './connection-wait.js';
 import { preparePrivateDir } from './data-dir.js';
@@ -218,9 +219,7 @@ function fromPool(
   const queue = new ConnectionQueue(pool.options.max);
   const db = new Kysely<Tables>({
     dialect: new PostgresDialect({ pool: budgetedPool(pool, queue, connectTimeoutMs, yieldAfterCheckout) }),
-    // Column names only: a jsonb value keeps its keys as stored (a tenant's custom field `f_text` stays
-    // `f_text`; events' rows are renamed where they are read, EventRepository).
-    plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
+    plugins: [new ColumnNames()],
   });
   let closing: Promise<void> | undefined;
   return {

@@ -1,6 +1,21 @@
 import type { Compilable, CompiledQuery } from 'kysely';
+import { compileRowMapper } from '../shared/row-mapper.js';
+import { ColumnNames } from './column-names.js';
 import type { Db } from './database.js';
+import { asNamed } from './keyset.js';
 import { nameStatement } from './named-statements.js';
+
+const columnNames = new ColumnNames();
+
+export interface PreparedOptions {
+  /**
+   * The database prepares it once per connection (false for a statement made for one run, which
+   * would only fill the connection with plans).
+   */
+  readonly named?: boolean;
+  /** Its rows keep the names the SQL gives them (a list page's, see rowsAsNamed), not the plugin's camelCase. */
+  readonly keepColumnNames?: boolean;
+}
 
 /** Stands for a named value while a statement is compiled; each run puts the caller's value in its place. */
 class Placeholder {
@@ -38,13 +53,16 @@ export class PreparedQuery<Params extends object, Row> {
   readonly #compiled: CompiledQuery<Row>;
   /** Where each `$n` comes from: a named value of the run, or a constant of the statement. */
   readonly #bindings: readonly ({ name: keyof Params } | { constant: unknown })[];
+  readonly #keepColumnNames: boolean;
+  /** Its rows under camelCase names, compiled from the first row's columns: a statement's columns never change. */
+  #renamed: ((row: Readonly<Record<string, unknown>>) => Row) | undefined;
 
-  /**
-   * `build` compiles with the dialect and plugins of the handle it uses; each run takes a handle of
-   * its own. `named`: the database prepares it once per connection (false for a statement made for
-   * one run, which would only fill the connection with plans).
-   */
-  constructor(build: (params: Params) => Compilable<Row>, { named = true } = {}) {
+  /** `build` compiles with the dialect and plugins of the handle it uses; each run takes a handle of its own. */
+  constructor(
+    build: (params: Params) => Compilable<Row>,
+    { named = true, keepColumnNames = false }: PreparedOptions = {},
+  ) {
+    this.#keepColumnNames = keepColumnNames;
     const used = new Set<string>();
     this.#compiled = build(placeholders<Params>(used)).compile();
     this.#bindings = this.#compiled.parameters.map((value) =>
@@ -60,8 +78,16 @@ export class PreparedQuery<Params extends object, Row> {
   /** Runs on `handle`: the database, or a transaction (it then commits or rolls back with it). */
   async execute(handle: Db, params: Params): Promise<Row[]> {
     const parameters = this.#bindings.map((binding) => ('name' in binding ? params[binding.name] : binding.constant));
-    const result = await handle.executeQuery<Row>({ ...this.#compiled, parameters });
-    return result.rows;
+    // Run past the camel-case plugin, whose renaming (key by key, each value checked for an object
+    // to descend into) was 5 to 9 µs a row in W4's and W1's profiles; the compiled renaming does the
+    // same in one object literal (bench/results/profile-notes.md).
+    const { rows } = await asNamed(handle).executeQuery<Record<string, unknown>>({ ...this.#compiled, parameters });
+    const [first] = rows;
+    if (this.#keepColumnNames || first === undefined) return rows as Row[];
+    this.#renamed ??= compileRowMapper<Row>(
+      Object.keys(first).map((column) => ({ key: columnNames.fieldOf(column), rowKey: column })),
+    );
+    return rows.map(this.#renamed);
   }
 
   async first(handle: Db, params: Params): Promise<Row | undefined> {
@@ -80,15 +106,18 @@ export class PreparedByShape<Shape, Params extends object, Row> {
   constructor(
     private readonly keyOf: (shape: Shape) => string,
     private readonly build: (shape: Shape, params: Params) => Compilable<Row>,
-    private readonly maxShapes = 256,
+    private readonly options: { readonly maxShapes?: number; readonly keepColumnNames?: boolean } = {},
   ) {}
 
   for(shape: Shape): PreparedQuery<Params, Row> {
     const key = this.keyOf(shape);
     let statement = this.#prepared.get(key);
     if (statement === undefined) {
-      const kept = this.#prepared.size < this.maxShapes;
-      statement = new PreparedQuery((params: Params) => this.build(shape, params), { named: kept });
+      const kept = this.#prepared.size < (this.options.maxShapes ?? 256);
+      statement = new PreparedQuery((params: Params) => this.build(shape, params), {
+        named: kept,
+        keepColumnNames: this.options.keepColumnNames,
+      });
       if (kept) this.#prepared.set(key, statement);
     }
     return statement;

@@ -14,7 +14,7 @@ import {
 import { newId } from '../shared/ids.js';
 import { type Change, type ChangeParams, changeEvents, EVENT_COLUMNS, type EventFamily } from './change-events.js';
 import type { Db } from './database.js';
-import { asNamed, type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from './keyset.js';
+import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from './keyset.js';
 import { containsPattern } from './like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from './precondition.js';
 import { PreparedByShape, PreparedQuery } from './prepared-query.js';
@@ -313,7 +313,7 @@ export class RecordStore {
           after: shape.after ? { value: p.afterValue as string, id: p.afterId as string } : undefined,
         }) as Compilable<Record<string, unknown>>;
       },
-      MAX_PAGE_SHAPES,
+      { maxShapes: MAX_PAGE_SHAPES, keepColumnNames: true },
     );
   }
 
@@ -492,7 +492,7 @@ export class RecordStore {
       afterValue: after?.value,
       afterId: after?.id,
     };
-    return { rows: await statement.execute(asNamed(handle), params) };
+    return { rows: await statement.execute(handle, params) };
   }
 
   async #page<Item>(

@@ -3,8 +3,8 @@ import type { StoredRow } from '../db/record-store.js';
 import { snakeCase } from '../db/snake-case.js';
 import { timestampText, toIso } from '../db/timestamp-text.js';
 import { pickWritable } from '../shared/fields.js';
+import { compileRowMapper } from '../shared/row-mapper.js';
 import { IgnoredOnWrite } from '../shared/schemas.js';
-import { compileRowMapper } from './row-mapper.js';
 
 /**
  * One field of a resource, declared once: its schema in the full object, in a body (when a client

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
 import { PreparedByShape, PreparedQuery } from '../../src/db/prepared-query.js';
-import { describeEachBackend } from '../helpers/test-app.js';
+import { API, describeEachBackend } from '../helpers/test-app.js';
 
 describeEachBackend('statements compiled once, run with new values (src/db/prepared-query.ts)', (ctx) => {
   it('binds each run its own values, by name, constants kept', async () => {
@@ -67,6 +67,50 @@ describeEachBackend('statements compiled once, run with new values (src/db/prepa
         }),
       /onlyActive did not become parameters/,
     );
+  });
+
+  it("gives its rows the camel-case plugin's names, nested keys untouched, and keeps the SQL's when asked", async () => {
+    const tenant = await ctx.tenant('Names');
+    const created = await ctx.request('POST', `${API}/leads`, {
+      token: tenant.token,
+      body: { name: 'Ana', email: 'ana@example.com', externalId: 'crm-1' },
+    });
+    assert.equal(created.status, 201);
+    const id = (created.body as { _id: string })._id;
+    const build = (p: { id: string }) =>
+      ctx.db
+        .selectFrom('leads')
+        .select(['id', 'tenantId', 'externalId', 'createdAt', 'lastContact'])
+        .select(sql<object>`'{"f_text": "kept", "nested_key": {"inner_key": 1}}'::jsonb`.as('customValues'))
+        .where('id', '=', p.id);
+    // What Kysely gives the same statement through the plugin.
+    const expected = await build({ id }).executeTakeFirstOrThrow();
+    assert.deepEqual(Object.keys(expected), [
+      'id',
+      'tenantId',
+      'externalId',
+      'createdAt',
+      'lastContact',
+      'customValues',
+    ]);
+    assert.deepEqual(expected.customValues, { f_text: 'kept', nested_key: { inner_key: 1 } });
+    assert.ok(expected.createdAt instanceof Date);
+    const renamed = new PreparedQuery(build);
+    for (let run = 0; run < 2; run++) assert.deepEqual(await renamed.first(ctx.db, { id }), expected);
+    const inTransaction = await ctx.db.transaction().execute((trx) => renamed.first(trx, { id }));
+    assert.deepEqual(inTransaction, expected);
+
+    const asSelected = new PreparedQuery(build, { keepColumnNames: true });
+    const row = (await asSelected.first(ctx.db, { id })) as Record<string, unknown> | undefined;
+    assert.deepEqual(Object.keys(row ?? {}), [
+      'id',
+      'tenant_id',
+      'external_id',
+      'created_at',
+      'last_contact',
+      'custom_values',
+    ]);
+    assert.equal(row?.tenant_id, tenant.id);
   });
 
   it('prepares one statement per shape, each with its own text', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileRowMapper } from '../../src/records/row-mapper.js';
+import { compileRowMapper } from '../../src/shared/row-mapper.js';
 
 describe('a row mapper: an object of fixed keys built from a row', () => {
   it('reads each key from its row key, converted when a converter is given, in order', () => {
