@@ -200,10 +200,10 @@ function budgetedPool(
   yieldAfterCheckout: boolean,
 ): PostgresPool {
   return {
-    async connect() {
-      const client = await connectWithinBudget(queue, () => pool.connect(), connectTimeoutMs);
-      if (yieldAfterCheckout) await new Promise<void>((resolve) => setImmediate(resolve));
-      return client;
+    connect() {
+      const connected = connectWithinBudget(queue, pool, connectTimeoutMs);
+      if (!yieldAfterCheckout) return connected;
+      return connected.then((client) => new Promise<pg.PoolClient>((resolve) => setImmediate(resolve, client)));
     },
     end: () => pool.end(),
   };

@@ -77,7 +77,9 @@ class NamedQuery extends pg.Query {
       message,
     );
     const { _parsers: parsers, _prebuiltEmptyResultObject: emptyRow } = self._result;
-    if (parsers !== undefined && emptyRow !== null) shapes.set(self.name, { fields: message.fields, parsers, emptyRow });
+    if (parsers !== undefined && emptyRow !== null) {
+      shapes.set(self.name, { fields: message.fields, parsers, emptyRow });
+    }
   }
 }
 

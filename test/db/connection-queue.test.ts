@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
@@ -114,3 +115,56 @@ for (const backend of ['pglite', 'postgres'] as const) {
     });
   });
 }
+
+describe('a checkout takes an idle connection at once, and waits within its budget otherwise [postgres]', {
+  skip: postgresTestUrl() ? false : 'FUNIL_TEST_DATABASE_URL is not set',
+}, () => {
+  let test: TestDatabase;
+  let proxy: Server;
+  const sockets = new Set<Socket>();
+  before(async () => {
+    test = await createTestDatabase('postgres');
+    const target = new URL(test.url as string);
+    // The first connection goes through to PostgreSQL; every later one is accepted and never answered,
+    // as by a server that stopped answering.
+    let accepted = 0;
+    proxy = createServer((socket) => {
+      sockets.add(socket);
+      if (accepted++ > 0) return;
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      sockets.add(upstream);
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => proxy.close(resolve));
+    await test.destroy();
+  });
+
+  it('a checkout that needs a new connection while the idle one is being taken waits its own budget, not the pool timeout', async () => {
+    const url = new URL(test.url as string);
+    url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const database = await openDatabase({
+      databaseUrl: url.toString(),
+      dataDir: '',
+      poolSize: 2,
+      connectTimeoutMs: 5_000,
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      await sql`select 1`.execute(database.db);
+      assert.equal(database.stats().idle, 1);
+      // Asked in the same tick: the first takes the idle connection, the second must open one.
+      const first = withConnectionWaitBudget(10_000, () => sql`select pg_sleep(0.2)`.execute(database.db));
+      const started = performance.now();
+      const second = withConnectionWaitBudget(150, () => sql`select 1`.execute(database.db));
+      await assert.rejects(second, ConnectionWaitTimeout);
+      assert.ok(performance.now() - started < 2_000, `refused after ${performance.now() - started} ms`);
+      await first;
+    } finally {
+      await database.close();
+    }
+  });
+});
