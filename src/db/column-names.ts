@@ -12,7 +12,20 @@ export class ColumnNames extends CamelCasePlugin {
   }
 
   /** The name a result column has in a row the plugin maps: `tenant_id` → `tenantId`. */
-  fieldOf(column: string): string {
-    return this.camelCase(column);
+  codeNameOf(sqlName: string): string {
+    return this.camelCase(sqlName);
+  }
+
+  /** The name the plugin writes in SQL for a name of the code: `lastContactText` → `last_contact_text`. */
+  sqlNameOf(codeName: string): string {
+    return this.snakeCase(codeName);
   }
 }
+
+const names = new ColumnNames();
+
+/** `tenant_id` → `tenantId`, as the plugin renames a result's columns. */
+export const codeNameOf = (sqlName: string): string => names.codeNameOf(sqlName);
+
+/** `lastContactText` → `last_contact_text`, as the plugin writes a name in SQL. */
+export const sqlNameOf = (codeName: string): string => names.sqlNameOf(codeName);

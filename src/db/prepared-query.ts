@@ -1,11 +1,9 @@
 import type { Compilable, CompiledQuery } from 'kysely';
 import { compileRowMapper } from '../shared/row-mapper.js';
-import { ColumnNames } from './column-names.js';
+import { codeNameOf } from './column-names.js';
 import type { Db } from './database.js';
 import { asNamed } from './keyset.js';
 import { nameStatement } from './named-statements.js';
-
-const columnNames = new ColumnNames();
 
 export interface PreparedOptions {
   /**
@@ -85,7 +83,7 @@ export class PreparedQuery<Params extends object, Row> {
     const [first] = rows;
     if (this.#keepColumnNames || first === undefined) return rows as Row[];
     this.#renamed ??= compileRowMapper<Row>(
-      Object.keys(first).map((column) => ({ key: columnNames.fieldOf(column), rowKey: column })),
+      Object.keys(first).map((column) => ({ key: codeNameOf(column), rowKey: column })),
     );
     return rows.map(this.#renamed);
   }

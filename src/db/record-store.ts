@@ -13,6 +13,7 @@ import {
 } from 'kysely';
 import { newId } from '../shared/ids.js';
 import { type Change, type ChangeParams, changeEvents, EVENT_COLUMNS, type EventFamily } from './change-events.js';
+import { sqlNameOf } from './column-names.js';
 import type { Db } from './database.js';
 import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from './keyset.js';
 import { containsPattern } from './like-pattern.js';
@@ -21,7 +22,6 @@ import { PreparedByShape, PreparedQuery } from './prepared-query.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 import { SEARCH_WALK_THRESHOLD, searchPage } from './search-page.js';
 import { SEARCH_SEPARATOR, searchText } from './search-text.js';
-import { snakeCase } from './snake-case.js';
 
 /** A row as a read or a write returns it: its columns by (camelCase) name, the id and the version among them. */
 export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };
@@ -252,7 +252,7 @@ export class RecordStore {
     // Every row in one jsonb parameter, spread into the table's own row type: one text for any
     // number of rows, so that Kysely builds it and the database plans it once, where a multi-row
     // VALUES was built, compiled and planned at every batch (a third of a batch's JavaScript time).
-    this.#insertKeys = options.insertColumns.map(snakeCase);
+    this.#insertKeys = options.insertColumns.map(sqlNameOf);
     this.#insertMany = new PreparedQuery((p: ChangeParams & { rows: string }) =>
       created(p, (db) =>
         db

@@ -1,6 +1,6 @@
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
+import { sqlNameOf } from '../db/column-names.js';
 import type { StoredRow } from '../db/record-store.js';
-import { snakeCase } from '../db/snake-case.js';
 import { timestampText, toIso } from '../db/timestamp-text.js';
 import { pickWritable } from '../shared/fields.js';
 import { compileRowMapper } from '../shared/row-mapper.js';
@@ -96,7 +96,7 @@ export function recordFields<const F extends FieldTable, const L extends readonl
   const listColumns: ListColumn[] = listKeys.map((key) => {
     const column = columnOf(key);
     const storage = fields[key]?.storage;
-    return { key, storage, rowKey: snakeCase(storage === 'timestamp' ? `${column}Text` : column) };
+    return { key, storage, rowKey: sqlNameOf(storage === 'timestamp' ? `${column}Text` : column) };
   });
   const defaults = Object.fromEntries(
     writable.filter(([, spec]) => 'default' in spec).map(([key, spec]) => [key, spec.default]),
