@@ -108,7 +108,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   // Ahead of every route's own hooks: a request refused while shutting down or overloaded costs little.
   installDraining(app);
   limitRequestTime(app, config.requestTimeoutMs);
-  boundDatabaseWaits(app, config.databaseConnectTimeoutMs);
+  boundDatabaseWaits(app, database, config.databaseConnectTimeoutMs);
   await shedLoad(app, config);
 
   await describeApi(app, {
@@ -175,7 +175,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       });
       requireAdminToken(admin, config.adminToken);
       rejectMalformedIds(admin);
-      await admin.register(adminRoutes, { db: database.db, authenticator });
+      await admin.register(adminRoutes, { authenticator });
     },
     { prefix: ADMIN_PREFIX },
   );

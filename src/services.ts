@@ -3,7 +3,6 @@ import { customerFields } from './customers/customer.fields.js';
 import { Customer } from './customers/customer.schemas.js';
 import { CustomerService } from './customers/customer.service.js';
 import type { Db } from './db/database.js';
-import { EventRepository } from './events/event.repository.js';
 import { eventSchemas } from './events/event.schemas.js';
 import { EventService } from './events/event.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
@@ -16,6 +15,10 @@ import { LeadService } from './leads/lead.service.js';
  * same instances, so a rule, an event or a cache (the tenants' own fields) is the same for both.
  */
 export interface Services {
+  /**
+   * The database's own handle, for work of no request (retention, bookkeeping). A request's work
+   * runs on `request.db`, which every service method takes as its first argument.
+   */
   readonly db: Db;
   /** FUNIL_LEAD_STATUSES, in pipeline order. */
   readonly leadStatuses: readonly string[];
@@ -45,7 +48,7 @@ export function buildServices(db: Db, config: Config, listScanRows: number | und
     eventSchemas: eventSchemas(schemas.Lead, Customer),
     leads: new LeadService(db, leadStatuses, { fields, scanRows: listScanRows, catalog, customers }),
     customers,
-    events: new EventService(new EventRepository(db), { lead: fields, customer: customerFields }),
+    events: new EventService({ lead: fields, customer: customerFields }),
     catalog,
   };
 }

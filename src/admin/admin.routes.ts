@@ -14,14 +14,14 @@ import { TenantRepository } from './tenant.repository.js';
 import { TokenRepository } from './token.repository.js';
 
 interface AdminRoutesOptions {
-  db: Db;
   authenticator: TokenAuthenticator;
 }
 
-export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastify, { db, authenticator }) => {
+export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastify, { authenticator }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const tenants = new TenantRepository(db);
-  const tokens = new TokenRepository(db);
+  // On the request's handle, within its budget for waiting on connections (http/database-wait.ts).
+  const tenants = (request: { db: Db }) => new TenantRepository(request.db);
+  const tokens = (request: { db: Db }) => new TokenRepository(request.db);
   const tenantNotFound = { notFoundText: adminMessages.tenantNotFound };
 
   app.post(
@@ -34,7 +34,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         response: { 201: Tenant, ...errorResponses(400, 403) },
       },
     },
-    async (request, reply) => reply.code(201).send(toTenant(await tenants.create(request.body.name))),
+    async (request, reply) => reply.code(201).send(toTenant(await tenants(request).create(request.body.name))),
   );
 
   app.get(
@@ -46,7 +46,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         response: { 200: Type.Array(Tenant), ...errorResponses(403) },
       },
     },
-    async () => (await tenants.list()).map(toTenant),
+    async (request) => (await tenants(request).list()).map(toTenant),
   );
 
   app.put(
@@ -62,7 +62,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
       config: tenantNotFound,
     },
     async (request) => {
-      const row = await tenants.update(request.params.id, request.body);
+      const row = await tenants(request).update(request.params.id, request.body);
       if (!row) throw notFound(adminMessages.tenantNotFound);
       // Deactivation and reactivation take effect at once on this instance.
       authenticator.invalidate();
@@ -93,8 +93,13 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
           },
         ]);
       }
-      if (!(await tenants.find(request.params.id))) throw notFound(adminMessages.tenantNotFound);
-      const issued = await issueToken(tokens, { tenantId: request.params.id, name, scopes, expiresAt: expiry });
+      if (!(await tenants(request).find(request.params.id))) throw notFound(adminMessages.tenantNotFound);
+      const issued = await issueToken(tokens(request), {
+        tenantId: request.params.id,
+        name,
+        scopes,
+        expiresAt: expiry,
+      });
       return reply.code(201).send(toCreatedToken(issued));
     },
   );
@@ -111,8 +116,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
       config: tenantNotFound,
     },
     async (request) => {
-      if (!(await tenants.find(request.params.id))) throw notFound(adminMessages.tenantNotFound);
-      return (await tokens.listForTenant(request.params.id)).map(toTokenSummary);
+      if (!(await tenants(request).find(request.params.id))) throw notFound(adminMessages.tenantNotFound);
+      return (await tokens(request).listForTenant(request.params.id)).map(toTokenSummary);
     },
   );
 
@@ -128,7 +133,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
       config: { notFoundText: adminMessages.tokenNotFound },
     },
     async (request) => {
-      if (!(await tokens.revoke(request.params.id))) throw notFound(adminMessages.tokenNotFound);
+      if (!(await tokens(request).revoke(request.params.id))) throw notFound(adminMessages.tokenNotFound);
       authenticator.invalidate();
       return { success: true as const };
     },

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { waitInLineOf } from '../db/connection-wait.js';
+import type { WaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
@@ -10,6 +10,12 @@ export interface Principal {
   readonly tokenId: string;
   readonly tenantId: string;
   readonly scopes: ReadonlySet<string>;
+}
+
+/** A request's way to the database (http/database-wait.ts): its handle, and its budget's line to set. */
+export interface RequestDatabase {
+  readonly db: Db;
+  readonly waitBudget: WaitBudget;
 }
 
 interface TokenRecord extends Principal {
@@ -55,11 +61,19 @@ export class TokenAuthenticator {
     this.#lastUsedWrites = new LRUCache({ max: sizes.knownTokens });
   }
 
-  /** Resolves a bearer token to its principal or throws the 403 that names the cause. */
-  async authenticate(presented: PresentedToken, required: ScopeRule | undefined): Promise<Principal> {
+  /**
+   * Resolves a bearer token to its principal or throws the 403 that names the cause. A lookup in
+   * the database goes through `request`'s handle, within its budget; without one, the
+   * authenticator's own.
+   */
+  async authenticate(
+    presented: PresentedToken,
+    required: ScopeRule | undefined,
+    request?: RequestDatabase,
+  ): Promise<Principal> {
     if (presented.token === undefined) throw forbidden(authMessages.tokenMissing);
     if (presented.hash === undefined) throw forbidden(authMessages.tokenInvalid);
-    const record = await this.#lookup(presented.hash);
+    const record = await this.#lookup(presented.hash, request);
     if (record === null) throw forbidden(authMessages.tokenInvalid);
     if (record.revokedAt !== null) throw forbidden(authMessages.tokenRevoked);
     if (isExpired(record)) throw forbidden(authMessages.tokenExpired);
@@ -89,7 +103,7 @@ export class TokenAuthenticator {
     this.#unknown.clear();
   }
 
-  async #lookup(hash: string): Promise<TokenRecord | null> {
+  async #lookup(hash: string, request: RequestDatabase | undefined): Promise<TokenRecord | null> {
     const now = performance.now();
     const known = this.#known.get(hash);
     if (known && now - known.loadedAt < CACHE_TTL_MS) return known.record;
@@ -97,9 +111,9 @@ export class TokenAuthenticator {
     if (unknownAt !== undefined && now - unknownAt < CACHE_TTL_MS) return null;
     // A token the cache knew is its tenant's work; a new one waits in a line of its own, so that a
     // tenant's lookups never queue behind another's (db/connection-queue.ts).
-    waitInLineOf(known?.record.tenantId ?? `token ${hash}`);
+    if (request) request.waitBudget.party = known?.record.tenantId ?? `token ${hash}`;
     const generation = this.#generation;
-    const row = await this.#db
+    const row = await (request?.db ?? this.#db)
       .selectFrom('apiTokens')
       .innerJoin('tenants', 'tenants.id', 'apiTokens.tenantId')
       .select([

@@ -14,7 +14,6 @@ interface CustomerRoutesOptions {
 
 export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (app, { services, cursors }) => {
   registerRecordRoutes(app, {
-    db: services.db,
     cursors,
     service: services.customers,
     path: 'customers',

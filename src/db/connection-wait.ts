@@ -1,43 +1,22 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PoolClient } from 'pg';
 import { type ConnectionQueue, ConnectionWaitTimeout } from './connection-queue.js';
 
-/** What one request may still spend waiting for database connections, over all its queries, and whose turn it takes. */
-interface WaitBudget {
-  leftMs: number;
-  /** Whose line its connections wait in (ConnectionQueue's turns): its tenant's, once known. */
-  party: string;
-}
-
-const budgets = new AsyncLocalStorage<WaitBudget>();
-
 /** Work of no tenant nor token (admin requests, bookkeeping, background jobs) waits in one line of its own. */
-const NO_TENANT = '';
+export const NO_TENANT = '';
 
 /**
- * Runs `work` (a request's whole life) with `limitMs` to wait for database connections in all: a
- * request that needs several connections in turn (its token's lookup, then its query) waits at
- * most that much in total, not that much for each (SPEC §10: bounded waiting).
+ * What one request may still spend waiting for database connections, over all its queries, and
+ * whose turn it takes (SPEC §10: bounded waiting). A request that needs several connections in
+ * turn (its token's lookup, then its query) waits at most that much in total, not that much for
+ * each. It travels with the request's database handle (Database.within), not in an async context:
+ * on Node 20 and 22 an AsyncLocalStorage makes every promise of the process pay an async hook
+ * (bench/results/profile-notes.md).
  */
-export function withConnectionWaitBudget<T>(limitMs: number, work: () => T): T {
-  return budgets.run({ leftMs: limitMs, party: NO_TENANT }, work);
-}
+export class WaitBudget {
+  /** Whose line its connections wait in (ConnectionQueue's turns): its tenant's once it is authenticated, its token's while the token is looked up. */
+  party = NO_TENANT;
 
-/**
- * The current request's connections wait in `party`'s line from now on: its tenant's once it is
- * authenticated, its token's while the token is looked up.
- */
-export function waitInLineOf(party: string): void {
-  const budget = budgets.getStore();
-  if (budget !== undefined) budget.party = party;
-}
-
-/**
- * Runs `work` free of the current request's budget, bound by the pool's own timeout alone: for the
- * bookkeeping that must happen however long the request waited (recording an idempotent outcome).
- */
-export function withoutConnectionWaitBudget<T>(work: () => T): T {
-  return budgets.exit(work);
+  constructor(public leftMs: number) {}
 }
 
 /** pg-pool, as far as a checkout reads it. */
@@ -50,19 +29,15 @@ export interface ConnectionSource {
 }
 
 /**
- * Takes a connection, in the turn of the current request's line (connection-queue.ts) and within
- * what the request has left to wait (outside a request, within `unbudgetedWaitMs`). The queue's
- * place goes with the connection and comes back when it is released. A connection that arrives
- * after the request gave up on it goes straight back to the pool.
+ * Takes a connection, in the turn of `budget`'s line (connection-queue.ts) and within what it has
+ * left to wait. The queue's place goes with the connection and comes back when it is released. A
+ * connection that arrives after the request gave up on it goes straight back to the pool.
  */
 export function connectWithinBudget(
   queue: ConnectionQueue,
   pool: ConnectionSource,
-  unbudgetedWaitMs: number,
+  budget: WaitBudget,
 ): Promise<PoolClient> {
-  // Outside a request, a budget of its own for this one connection: the wait in the queue and the
-  // pool's connecting together, as the pool's own timeout would bound them.
-  const budget = budgets.getStore() ?? { leftMs: unbudgetedWaitMs, party: NO_TENANT };
   if (budget.leftMs <= 0) return Promise.reject(new ConnectionWaitTimeout());
   // As usual below capacity: a place free, and a connection idle for it once the pool has served
   // the checkouts asked before (it hands them over on its next tick, before any timer or I/O can

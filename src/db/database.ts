@@ -1,14 +1,24 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import {
+  DefaultConnectionProvider,
+  DefaultQueryExecutor,
+  type Dialect,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { ColumnNames } from './column-names.js';
 import { ConnectionQueue } from './connection-queue.js';
-import { connectWithinBudget } from './connection-wait.js';
+import { connectWithinBudget, type WaitBudget } from './connection-wait.js';
 import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { prepareNamedStatements } from './named-statements.js';
 import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-settings.js';
+import { BudgetedConnections, PoolDriver } from './pool-driver.js';
 import type { Tables } from './tables.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 
@@ -17,7 +27,13 @@ export type Db = Kysely<Tables>;
 const PGLITE_VACUUM_INTERVAL_MS = 10 * 60_000;
 
 export interface Database {
+  /** For work of no request: each connection it takes waits at most the connect timeout, in the line of no tenant. */
   readonly db: Db;
+  /**
+   * A request's handle: its connections wait in `budget`'s line, within what the budget has left
+   * (SPEC §10, bounded waiting). Cheap: a request makes one.
+   */
+  within(budget: WaitBudget): Db;
   readonly backend: 'pglite' | 'postgres';
   /** Resolves when the database answers a trivial query within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<boolean>;
@@ -186,26 +202,18 @@ async function closePglite(pglite: PGlite, lock: DataDirLock, vacuum: NodeJS.Tim
 }
 
 /**
- * What Kysely takes connections from: the pool, in the turn of the request's tenant and within the
- * request's budget for waiting (connection-wait.ts). On PGlite, also a yield after each checkout:
- * PGlite runs each query synchronously on this thread, and the queue hands its one connection to
- * the next waiting query within the same tick, so a backlog of queries would run back to back
- * without the event loop ever turning (no `/health`, no timers, no timeouts, no signals) for
- * seconds. One yield lets it turn.
+ * How a connection is taken from the pool: in the turn of the budget's line and within what it has
+ * left to wait (connection-wait.ts). On PGlite, also a yield after each checkout: PGlite runs each
+ * query synchronously on this thread, and the queue hands its one connection to the next waiting
+ * query within the same tick, so a backlog of queries would run back to back without the event
+ * loop ever turning (no `/health`, no timers, no timeouts, no signals) for seconds. One yield lets
+ * it turn.
  */
-function budgetedPool(
-  pool: pg.Pool,
-  queue: ConnectionQueue,
-  connectTimeoutMs: number,
-  yieldAfterCheckout: boolean,
-): PostgresPool {
-  return {
-    connect() {
-      const connected = connectWithinBudget(queue, pool, connectTimeoutMs);
-      if (!yieldAfterCheckout) return connected;
-      return connected.then((client) => new Promise<pg.PoolClient>((resolve) => setImmediate(resolve, client)));
-    },
-    end: () => pool.end(),
+function checkoutFrom(pool: pg.Pool, queue: ConnectionQueue, yieldAfterCheckout: boolean) {
+  return (budget: WaitBudget): Promise<pg.PoolClient> => {
+    const connected = connectWithinBudget(queue, pool, budget);
+    if (!yieldAfterCheckout) return connected;
+    return connected.then((client) => new Promise<pg.PoolClient>((resolve) => setImmediate(resolve, client)));
   };
 }
 
@@ -217,13 +225,31 @@ function fromPool(
   yieldAfterCheckout: boolean,
 ): Database {
   const queue = new ConnectionQueue(pool.options.max);
-  const db = new Kysely<Tables>({
-    dialect: new PostgresDialect({ pool: budgetedPool(pool, queue, connectTimeoutMs, yieldAfterCheckout) }),
-    plugins: [new ColumnNames()],
-  });
+  const driver = new PoolDriver(checkoutFrom(pool, queue, yieldAfterCheckout), () => pool.end(), connectTimeoutMs);
+  const adapter = new PostgresAdapter();
+  const compiler = new PostgresQueryCompiler();
+  const dialect: Dialect = {
+    createDriver: () => driver,
+    createAdapter: () => adapter,
+    createQueryCompiler: () => compiler,
+    createIntrospector: (on) => new PostgresIntrospector(on),
+  };
+  const plugins = [new ColumnNames()];
+  const config = { dialect, plugins };
+  // Built from its parts, as Kysely builds itself from a dialect, so that a request's handle shares
+  // them all but where its connections come from.
+  const handle = (connections: BudgetedConnections | DefaultConnectionProvider) =>
+    new Kysely<Tables>({
+      config,
+      dialect,
+      driver,
+      executor: new DefaultQueryExecutor(compiler, adapter, connections, plugins),
+    });
+  const db = handle(new DefaultConnectionProvider(driver));
   let closing: Promise<void> | undefined;
   return {
     db,
+    within: (budget) => handle(new BudgetedConnections(driver, budget)),
     backend,
     async ping(timeoutMs = 2_000) {
       let timer: NodeJS.Timeout | undefined;

@@ -41,7 +41,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     async (request, reply) => {
       const query = request.query as EventListQuery;
       const principal = principalOf(request);
-      const { events, more } = await service.feed({
+      const { events, more } = await service.feed(request.db, {
         tenantId: principal.tenantId,
         scopes: principal.scopes,
         after: query.after,

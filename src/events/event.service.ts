@@ -1,9 +1,10 @@
 import type { EventFamily } from '../db/change-events.js';
+import type { Db } from '../db/database.js';
 import type { StoredRow } from '../db/record-store.js';
 import { ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { eventMessages } from './event.messages.js';
-import { type EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
+import { EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
 
 /** SPEC §14's event types, by family; each family needs its resource's read scope. */
 export const EVENT_TYPES = {
@@ -47,20 +48,18 @@ export interface FeedRequest {
 const EVENT_ID = /^[0-9a-f]{32}$/;
 
 export class EventService {
-  constructor(
-    private readonly events: EventRepository,
-    private readonly fields: Readonly<Record<EventFamily, FamilyFields>>,
-  ) {}
+  constructor(private readonly fields: Readonly<Record<EventFamily, FamilyFields>>) {}
 
-  /** A page of the feed: the events after `after`, oldest first; `more` when others follow. */
-  async feed(request: FeedRequest): Promise<{ events: ApiEvent[]; more: boolean }> {
+  /** A page of the feed, read on `handle`: the events after `after`, oldest first; `more` when others follow. */
+  async feed(handle: Db, request: FeedRequest): Promise<{ events: ApiEvent[]; more: boolean }> {
+    const events = new EventRepository(handle);
     const types = this.#visibleTypes(request.scopes, request.types);
     const after = request.after === undefined ? undefined : positionOf(request.after);
     if (after) {
-      const pruned = await this.events.prunedThrough();
+      const pruned = await events.prunedThrough();
       if (pruned && notAfter(after, pruned)) throw new ApiError(410, 'cursor_expired', eventMessages.cursorExpired);
     }
-    const rows = await this.events.feed(request.tenantId, {
+    const rows = await events.feed(request.tenantId, {
       after,
       types,
       objectId: request.objectId,

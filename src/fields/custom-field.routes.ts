@@ -24,6 +24,7 @@ import { CUSTOM_KEY_PATTERN, CUSTOM_RESOURCES, type CustomResource } from './cus
 import { CustomValueRemoval } from './custom-value-removal.js';
 
 interface CustomFieldRoutesOptions {
+  /** For the removal of a deleted field's values, which goes on after the request (requests use their own handle). */
   db: Db;
   catalog: CustomFieldCatalog;
   requestTimeoutMs: number;
@@ -56,7 +57,6 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
 ) => {
   const removal = new CustomValueRemoval(db, app.log);
   const service = new CustomFieldService(
-    db,
     new CustomFieldRepository(),
     catalog,
     removal,
@@ -84,7 +84,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource } = request.query as { resource?: CustomResource };
-      return service.list(tenantOf(request), resource);
+      return service.list(request.db, tenantOf(request), resource);
     },
   );
 
@@ -104,7 +104,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource } = request.query as { resource: CustomResource };
-      return (await catalog.of(db, tenantOf(request), resource)).jsonSchema();
+      return (await catalog.of(request.db, tenantOf(request), resource)).jsonSchema();
     },
   );
 
@@ -124,7 +124,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
       config: write,
     },
     async (request, reply) => {
-      const created = await service.create(tenantOf(request), request.body as CustomFieldCreate);
+      const created = await service.create(request.db, tenantOf(request), request.body as CustomFieldCreate);
       reply.code(201);
       return created;
     },
@@ -145,7 +145,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource, key } = request.params as CustomFieldParams;
-      return service.find(tenantOf(request), resource, key);
+      return service.find(request.db, tenantOf(request), resource, key);
     },
   );
 
@@ -168,7 +168,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource, key } = request.params as CustomFieldParams;
-      return service.update(tenantOf(request), resource, key, request.body as CustomFieldUpdate);
+      return service.update(request.db, tenantOf(request), resource, key, request.body as CustomFieldUpdate);
     },
   );
 
@@ -191,7 +191,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource, key } = request.params as CustomFieldParams;
-      await service.delete(actorOf(request), resource, key);
+      await service.delete(request.db, actorOf(request), resource, key);
       return { success: true as const };
     },
   );

@@ -15,11 +15,11 @@ import type { CustomValueRemoval } from './custom-value-removal.js';
 /**
  * SPEC §16's definitions: at most 100 per resource and tenant, keys unique per resource, a type
  * that never changes, options only for choices. Every change drops this instance's copy of the
- * tenant's fields (CustomFieldCatalog) once it is committed.
+ * tenant's fields (CustomFieldCatalog) once it is committed. Each call runs on the `handle` it is
+ * given: a request's (http/database-wait.ts).
  */
 export class CustomFieldService {
   constructor(
-    private readonly db: Db,
     private readonly repository: CustomFieldRepository,
     private readonly catalog: CustomFieldCatalog,
     private readonly removal: CustomValueRemoval,
@@ -27,17 +27,17 @@ export class CustomFieldService {
     private readonly removalWaitMs: number,
   ) {}
 
-  list(tenantId: string, resource?: CustomResource): Promise<CustomFieldDefinition[]> {
-    return this.repository.list(this.db, tenantId, resource);
+  list(handle: Db, tenantId: string, resource?: CustomResource): Promise<CustomFieldDefinition[]> {
+    return this.repository.list(handle, tenantId, resource);
   }
 
-  async find(tenantId: string, resource: CustomResource, key: string): Promise<CustomFieldDefinition> {
-    const found = await this.repository.find(this.db, tenantId, resource, key);
+  async find(handle: Db, tenantId: string, resource: CustomResource, key: string): Promise<CustomFieldDefinition> {
+    const found = await this.repository.find(handle, tenantId, resource, key);
     if (!found) throw notFound(customFieldMessages.fieldNotFound);
     return found;
   }
 
-  async create(tenantId: string, input: CustomFieldCreate): Promise<CustomFieldDefinition> {
+  async create(handle: Db, tenantId: string, input: CustomFieldCreate): Promise<CustomFieldDefinition> {
     const { resource, key, type } = input;
     const options = checkedOptions(type, input.options ?? null);
     if (options === null && CHOICE_TYPES.includes(type)) {
@@ -45,7 +45,7 @@ export class CustomFieldService {
         { field: 'options', message: fieldMessage('options', customFieldPhrases.optionsNeeded()) },
       ]);
     }
-    const created = await inTransaction(this.db, async (trx) => {
+    const created = await inTransaction(handle, async (trx) => {
       // Creations of one tenant's fields of a resource take turns: the limit holds under concurrency.
       await lockKey(trx, `${tenantId}|custom-fields|${resource}`);
       if (await this.repository.removing(trx, tenantId, resource, key)) {
@@ -70,12 +70,13 @@ export class CustomFieldService {
   }
 
   async update(
+    handle: Db,
     tenantId: string,
     resource: CustomResource,
     key: string,
     input: CustomFieldUpdate,
   ): Promise<CustomFieldDefinition> {
-    const current = await this.find(tenantId, resource, key);
+    const current = await this.find(handle, tenantId, resource, key);
     if (input.type !== undefined && input.type !== current.type) {
       throw validationFailed([
         { field: 'type', message: fieldMessage('type', customFieldPhrases.typeFixed(current.type)) },
@@ -95,7 +96,7 @@ export class CustomFieldService {
       changes.options = options;
     }
     if (Object.keys(changes).length === 0) throw validationFailed([], messages.emptyUpdate);
-    const updated = await this.repository.update(this.db, tenantId, resource, key, changes);
+    const updated = await this.repository.update(handle, tenantId, resource, key, changes);
     if (!updated) throw notFound(customFieldMessages.fieldNotFound);
     this.catalog.forget(tenantId, resource);
     return updated;
@@ -106,9 +107,9 @@ export class CustomFieldService {
    * for that a moment (`removalWaitMs`), which is all it takes for most tenants; on a large one the
    * rest goes on in steps after the answer, and resumes after a restart.
    */
-  async delete(actor: Change & { tenantId: string }, resource: CustomResource, key: string): Promise<void> {
+  async delete(handle: Db, actor: Change & { tenantId: string }, resource: CustomResource, key: string): Promise<void> {
     const { tenantId } = actor;
-    const deleted = await inTransaction(this.db, (trx) => this.repository.delete(trx, actor, resource, key));
+    const deleted = await inTransaction(handle, (trx) => this.repository.delete(trx, actor, resource, key));
     if (!deleted) throw notFound(customFieldMessages.fieldNotFound);
     this.catalog.forget(tenantId, resource);
     const removed = this.removal.start(tenantId, resource, key);

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
-import { waitInLineOf } from '../db/connection-wait.js';
 import { ApiError } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
 
@@ -41,12 +40,12 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     appendRouteHook(route, 'onRequest', async (request) => {
       const presented = presentedToken(request);
       const principal = await authenticator
-        .authenticate(presented, scope)
+        .authenticate(presented, scope, request)
         .catch((error) => Promise.reject(challenge ? asChallenge(error, presented.token !== undefined) : error));
       request.principal = principal;
       request.tenantId = principal.tenantId;
       // Its queries now wait for a connection in its tenant's turn (db/connection-queue.ts).
-      waitInLineOf(principal.tenantId);
+      request.waitBudget.party = principal.tenantId;
     });
   });
 }

@@ -1,33 +1,36 @@
-import { AsyncResource } from 'node:async_hooks';
 import type { FastifyInstance } from 'fastify';
-import { withConnectionWaitBudget } from '../db/connection-wait.js';
+import { WaitBudget } from '../db/connection-wait.js';
+import type { Database, Db } from '../db/database.js';
 
-/** Where a request keeps its async context: on the request, not in a WeakMap (see tenant-share.ts's HOLD). */
-const SCOPE = Symbol('funil.requestScope');
+/** Where a request keeps its handle once made. */
+const HANDLE = Symbol('funil.requestDb');
 
 declare module 'fastify' {
   interface FastifyRequest {
-    [SCOPE]: AsyncResource | null;
+    /** What the request may still wait for database connections, and in whose line. */
+    waitBudget: WaitBudget;
+    /** The request's database handle: its connections are taken within `waitBudget`. */
+    readonly db: Db;
+    [HANDLE]: Db | undefined;
   }
 }
 
 /**
  * SPEC §10, bounded waiting: every request may wait `limitMs` in all for database connections,
- * then gets 503 with `Retry-After` (db/connection-wait.ts). The budget lives in the request's async
- * context; the body arrives on the socket's events, outside it, so the hooks that follow the
- * parsing are put back into it.
+ * then gets 503 with `Retry-After` (db/connection-wait.ts). Its queries go through `request.db`,
+ * made the first time it is read; work done for no request uses `database.db`.
  */
-export function boundDatabaseWaits(app: FastifyInstance, limitMs: number): void {
-  app.decorateRequest(SCOPE, null);
-  app.addHook('onRequest', (request, _reply, done) => {
-    withConnectionWaitBudget(limitMs, () => {
-      request[SCOPE] = new AsyncResource('funil.request');
-      done();
-    });
+export function boundDatabaseWaits(app: FastifyInstance, database: Database, limitMs: number): void {
+  app.decorateRequest('waitBudget', null as unknown as WaitBudget);
+  app.decorateRequest(HANDLE, undefined);
+  app.decorateRequest('db', {
+    getter(this: { waitBudget: WaitBudget; [HANDLE]: Db | undefined }) {
+      this[HANDLE] ??= database.within(this.waitBudget);
+      return this[HANDLE];
+    },
   });
-  app.addHook('preValidation', (request, _reply, done) => {
-    const scope = request[SCOPE];
-    if (scope) scope.runInAsyncScope(done);
-    else done();
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.waitBudget = new WaitBudget(limitMs);
+    done();
   });
 }

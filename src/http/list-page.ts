@@ -59,7 +59,6 @@ export interface RecordListService<Item extends { _id: string }> {
 
 /** What a resource's list needs (leads, customers): its service, its filters and its sort keys. */
 export interface RecordLister<Item extends { _id: string }> {
-  readonly db: Db;
   readonly service: RecordListService<Item>;
   /** The validated query as filters and a sort (each resource has filters of its own). */
   listRequest(query: Record<string, unknown>): {
@@ -73,6 +72,7 @@ export interface RecordLister<Item extends { _id: string }> {
 /** A validated list query (REST's query string, or an MCP search's arguments) as one keyset page to read. */
 export function listRequestOf<Item extends { _id: string }>(
   lister: RecordLister<Item>,
+  handle: Db,
   tenantId: string,
   query: Record<string, unknown> & { sort?: string; cursor?: string },
 ): ListRequest<Item> {
@@ -85,6 +85,6 @@ export function listRequestOf<Item extends { _id: string }>(
     limit,
     cursor: query.cursor,
     filters,
-    fetch: (page) => lister.service.list(lister.db, tenantId, filters, page),
+    fetch: (page) => lister.service.list(handle, tenantId, filters, page),
   };
 }

@@ -6,7 +6,6 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import { Type } from 'typebox';
-import { withoutConnectionWaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
@@ -76,12 +75,9 @@ const PURGE_INTERVAL_MS = 60 * 60_000;
 export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
   const records = new IdempotencyRepository(db);
 
-  // Bookkeeping, so outside the request's budget for waiting on connections: a request that spent it
-  // must still record its outcome, or its key would stay "running" until taken over as abandoned.
+  // Bookkeeping, so on the database's own handle, outside the request's budget (idempotency.repository.ts).
   const release = (request: FastifyRequest, owner: KeyOwner) =>
-    withoutConnectionWaitBudget(() => records.release(owner)).catch((error) =>
-      request.log.error({ err: error }, 'could not release an idempotency key'),
-    );
+    records.release(owner).catch((error) => request.log.error({ err: error }, 'could not release an idempotency key'));
 
   const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
     const key = request.headers[HEADER];
@@ -91,7 +87,11 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     }
     const { tenantId, tokenId } = principalOf(request);
     const owner = { tenantId, tokenId, key };
-    const claim = await records.claim(owner, requestFingerprint(`${request.method} ${request.url}`, request.body));
+    const claim = await records.claim(
+      request.db,
+      owner,
+      requestFingerprint(`${request.method} ${request.url}`, request.body),
+    );
     switch (claim.kind) {
       case 'claimed':
         // Answered already (the deadline, while the claim was made): the handler will not run.
@@ -135,15 +135,16 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     return payload;
   };
 
-  const complete = (request: FastifyRequest, claim: Claim, response: StoredResponse) =>
-    withoutConnectionWaitBudget(async () => {
+  const complete = async (request: FastifyRequest, claim: Claim, response: StoredResponse) => {
+    try {
       const keeping = request.routeOptions.config.idempotentAnswer;
       const body = keeping ? await keeping.store(response.body) : response.body;
       await records.complete(claim, { ...response, body });
-    }).catch((error) => {
+    } catch (error) {
       // The answer itself is right; only its record failed. A retry will wait out the claim, then run again.
       request.log.error({ err: error }, 'could not record the idempotent answer');
-    });
+    }
+  };
 
   /** Records the outcome of a handler that ended after its answer had gone out. */
   const settleLate = async (request: FastifyRequest, reply: FastifyReply, claim: Claim, outcome: Outcome) => {

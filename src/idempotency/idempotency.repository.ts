@@ -40,15 +40,20 @@ export interface KeyOwner {
   readonly key: string;
 }
 
-/** Idempotency records, per token. The primary key (tenant, token, key) makes one request the owner. */
+/**
+ * Idempotency records, per token. The primary key (tenant, token, key) makes one request the owner.
+ * A claim runs on the request's handle; recording its outcome is bookkeeping, on `db`, outside the
+ * request's budget for waiting on connections: a request that spent it must still record its
+ * outcome, or its key would stay "running" until taken over as abandoned.
+ */
 export class IdempotencyRepository {
   constructor(private readonly db: Db) {}
 
   /** Claims a key for a request, or says why not; repeats at most once after clearing an expired record. */
-  async claim(owner: KeyOwner, requestHash: string): Promise<ClaimResult> {
+  async claim(handle: Db, owner: KeyOwner, requestHash: string): Promise<ClaimResult> {
     const { tenantId, tokenId, key } = owner;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const inserted = await this.db
+      const inserted = await handle
         .insertInto('idempotencyKeys')
         .values({ tenantId, tokenId, key, requestHash, state: 'running' })
         .onConflict((oc) => oc.columns(['tenantId', 'tokenId', 'key']).doNothing())
@@ -56,7 +61,7 @@ export class IdempotencyRepository {
         .executeTakeFirst();
       if (inserted) return { kind: 'claimed' };
 
-      const existing = await this.db
+      const existing = await handle
         .selectFrom('idempotencyKeys')
         .select([
           'requestHash',
@@ -71,7 +76,7 @@ export class IdempotencyRepository {
         .executeTakeFirst();
       if (!existing) continue;
       if (existing.expired) {
-        await this.#deleteIfExpired(owner);
+        await this.#deleteIfExpired(handle, owner);
         continue;
       }
       if (existing.requestHash !== requestHash) return { kind: 'mismatch' };
@@ -85,7 +90,9 @@ export class IdempotencyRepository {
           },
         };
       }
-      return existing.abandoned && (await this.#takeOver(owner)) ? { kind: 'claimed' } : { kind: 'in-progress' };
+      return existing.abandoned && (await this.#takeOver(handle, owner))
+        ? { kind: 'claimed' }
+        : { kind: 'in-progress' };
     }
     return { kind: 'in-progress' };
   }
@@ -121,16 +128,16 @@ export class IdempotencyRepository {
     return Number(result.numDeletedRows);
   }
 
-  async #deleteIfExpired(owner: KeyOwner): Promise<void> {
-    await this.db
+  async #deleteIfExpired(handle: Db, owner: KeyOwner): Promise<void> {
+    await handle
       .deleteFrom('idempotencyKeys')
       .where((eb) => eb.and(keyOf(owner)))
       .where(sql<boolean>`created_at < now() - ${RETENTION}`)
       .execute();
   }
 
-  async #takeOver(owner: KeyOwner): Promise<boolean> {
-    const row = await this.db
+  async #takeOver(handle: Db, owner: KeyOwner): Promise<boolean> {
+    const row = await handle
       .updateTable('idempotencyKeys')
       .set({ startedAt: sql<Date>`now()` })
       .where((eb) => eb.and(keyOf(owner)))

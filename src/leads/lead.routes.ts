@@ -17,9 +17,8 @@ interface LeadRoutesOptions {
 }
 
 export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { services, cursors }) => {
-  const { db, leadStatuses: statuses, leadSchemas: schemas, leads: service } = services;
+  const { leadStatuses: statuses, leadSchemas: schemas, leads: service } = services;
   registerRecordRoutes(app, {
-    db,
     cursors,
     service,
     path: 'leads',
@@ -57,7 +56,8 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
       },
       config: { scope: 'leads:read' },
     },
-    async (request) => leadSummary(db, principalOf(request).tenantId, statuses, request.query as LeadSummaryQuery),
+    async (request) =>
+      leadSummary(request.db, principalOf(request).tenantId, statuses, request.query as LeadSummaryQuery),
   );
 
   app.post(
@@ -89,7 +89,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
     async (request, reply) => {
       const { id } = request.params as IdParams;
       const input = request.body as ConvertLeadInput;
-      const { lead, customer, created } = await service.convert(db, actorOf(request), id, input);
+      const { lead, customer, created } = await service.convert(request.db, actorOf(request), id, input);
       reply.code(created ? 201 : 200);
       return { lead: lead.object, customer: customer.object, created };
     },

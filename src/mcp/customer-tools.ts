@@ -14,12 +14,11 @@ import { recordTools } from './record-tools.js';
 
 /** The four customer tools of SPEC §19, over the service the REST customer routes call. */
 export function customerTools(services: Services, cursors: CursorCodec): McpTool[] {
-  const { db, customers } = services;
+  const { customers } = services;
   return recordTools({
     noun: 'customer',
     scopes: { read: 'customers:read', write: 'customers:write' },
     lister: {
-      db,
       service: customers,
       listRequest: (query) => customerListRequest(query as CustomerListQuery),
       sortKeys: CUSTOMER_SORT_KEYS,

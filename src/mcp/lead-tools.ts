@@ -25,7 +25,7 @@ const HISTORY_MAX = 100;
 
 /** The eight lead tools of SPEC §19, over the services the REST lead routes call. */
 export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
-  const { db, leads, leadStatuses: statuses, leadSchemas: schemas } = services;
+  const { leads, leadStatuses: statuses, leadSchemas: schemas } = services;
   const statusList = quoted(statuses);
   const sorts = LEAD_SORT_FIELDS.join(', ');
   const lead = recordAnswer('lead', schemas.Lead);
@@ -35,7 +35,6 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
     noun: 'lead',
     scopes: { read: 'leads:read', write: 'leads:write' },
     lister: {
-      db,
       service: leads,
       listRequest: (query) => leadListRequest(query as LeadListQuery, statuses),
       sortKeys: LEAD_SORT_KEYS,
@@ -99,7 +98,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
     output: lead,
     async run(call, { id, status, etag }) {
       const expected = versionsOfIfMatch(ifMatchOf(etag));
-      return answerOf('lead', await leads.setStatus(db, call.actor, id, status, expected));
+      return answerOf('lead', await leads.setStatus(call.db, call.actor, id, status, expected));
     },
   });
 
@@ -120,7 +119,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
     ),
     output: schemas.LeadConversion,
     async run(call, { id, customer }) {
-      const conversion = await leads.convert(db, call.actor, id, (customer ?? {}) as ConvertLeadInput);
+      const conversion = await leads.convert(call.db, call.actor, id, (customer ?? {}) as ConvertLeadInput);
       return { lead: conversion.lead.object, customer: conversion.customer.object, created: conversion.created };
     },
   });
@@ -150,7 +149,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
     ),
     output: Type.Object({ items: Type.Array(Event), nextCursor: NextCursor }, { additionalProperties: false }),
     async run(call, { id, cursor, limit }) {
-      const { events, more } = await services.events.feed({
+      const { events, more } = await services.events.feed(call.db, {
         tenantId: call.tenantId,
         scopes: call.scopes,
         after: cursor,
@@ -159,7 +158,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
         limit: limit ?? SEARCH_PAGE,
       });
       // No event and no lead: an id this tenant never had (or whose events are long gone), as get_lead says.
-      if (events.length === 0 && cursor === undefined && !(await leads.lookup(db, call.tenantId, id))) {
+      if (events.length === 0 && cursor === undefined && !(await leads.lookup(call.db, call.tenantId, id))) {
         throw notFound(leadMessages.leadNotFound);
       }
       return { items: events, nextCursor: more ? (events[events.length - 1]?.id ?? null) : null };
@@ -178,7 +177,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
     effect: 'read',
     input: LeadSummaryQuery,
     output: LeadSummary,
-    run: (call, query) => leadSummary(db, call.tenantId, statuses, query),
+    run: (call, query) => leadSummary(call.db, call.tenantId, statuses, query),
   });
 
   const [search, get, create, update] = common as [McpTool, McpTool, McpTool, McpTool];

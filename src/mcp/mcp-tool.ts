@@ -1,11 +1,14 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
 import type { ScopeRule } from '../auth/scopes.js';
+import type { Db } from '../db/database.js';
 import type { Actor } from '../records/record.service.js';
 import type { Text } from '../shared/messages.js';
 import { IgnoredOnWrite, Nullable } from '../shared/schemas.js';
 
 /** Who calls a tool: the token's tenant and scopes, and the actor its writes' events name (SPEC §14). */
 export interface ToolCall {
+  /** The request's database handle (http/database-wait.ts). */
+  readonly db: Db;
   readonly tenantId: string;
   readonly scopes: ReadonlySet<string>;
   readonly actor: Actor;

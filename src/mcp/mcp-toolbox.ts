@@ -90,11 +90,11 @@ export class McpToolbox {
       if (!isPlainObject(args)) throw validationFailed([{ field: 'arguments', message: ARGUMENTS_OBJECT }]);
       if (!validate(args)) throw argumentsRefused(validate.errors ?? [], tool);
       const { idempotencyKey, ...toolArgs } = args as { idempotencyKey?: string };
-      const call: ToolCall = { tenantId, scopes, actor: actorOf(request) };
+      const call: ToolCall = { db: request.db, tenantId, scopes, actor: actorOf(request) };
       const attempt = () => tool.run(call, toolArgs).then((body): ToolOutcome => ({ status: 200, body }), fail);
       if (idempotencyKey === undefined) return await attempt();
       const owner = { tenantId, tokenId, key: idempotencyKey };
-      return await this.#idempotency.run(owner, { tool: tool.name, args: toolArgs }, attempt, {
+      return await this.#idempotency.run(request.db, owner, { tool: tool.name, args: toolArgs }, attempt, {
         fail,
         log: request.log,
       });

@@ -54,7 +54,7 @@ export function answerOf(noun: string, stored: Stored<unknown>): object {
 /** `search_<plural>`, `get_<noun>`, `create_<noun>`, `update_<noun>`: the tools every resource has. */
 export function recordTools<Item extends { _id: string }>(records: ToolRecords<Item>): McpTool[] {
   const { noun, scopes, lister, schemas, descriptions } = records;
-  const { db, service } = lister;
+  const { service } = lister;
   const single = recordAnswer(noun, schemas.object);
   const plural = `${noun}s`;
 
@@ -94,7 +94,7 @@ export function recordTools<Item extends { _id: string }>(records: ToolRecords<I
       ),
       async run(call, args) {
         const query = { ...args, limit: args.limit ?? SEARCH_PAGE } as Record<string, unknown> & { cursor?: string };
-        const { items, next } = await readPage(records.cursors, listRequestOf(lister, call.tenantId, query));
+        const { items, next } = await readPage(records.cursors, listRequestOf(lister, call.db, call.tenantId, query));
         return { items, nextCursor: next ?? null };
       },
     }),
@@ -106,7 +106,7 @@ export function recordTools<Item extends { _id: string }>(records: ToolRecords<I
       effect: 'read',
       input: IdParams,
       output: single,
-      run: async (call, { id }) => answerOf(noun, await service.find(db, call.tenantId, id)),
+      run: async (call, { id }) => answerOf(noun, await service.find(call.db, call.tenantId, id)),
     }),
     defineTool({
       name: `create_${noun}`,
@@ -117,7 +117,7 @@ export function recordTools<Item extends { _id: string }>(records: ToolRecords<I
       input: writableBody(schemas.create),
       output: single,
       requiredFieldText: records.requiredFieldText,
-      run: async (call, args) => answerOf(noun, await service.create(db, call.actor, args as never)),
+      run: async (call, args) => answerOf(noun, await service.create(call.db, call.actor, args as never)),
     }),
     defineTool({
       name: `update_${noun}`,
@@ -132,7 +132,7 @@ export function recordTools<Item extends { _id: string }>(records: ToolRecords<I
       output: single,
       async run(call, { id, fields, etag }) {
         const expected = versionsOfIfMatch(ifMatchOf(etag));
-        return answerOf(noun, await service.update(db, call.actor, id, fields as never, expected));
+        return answerOf(noun, await service.update(call.db, call.actor, id, fields as never, expected));
       },
     }),
   ];

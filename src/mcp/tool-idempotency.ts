@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { withoutConnectionWaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { IdempotencyRepository, type KeyOwner, requestFingerprint } from '../idempotency/idempotency.repository.js';
 import { ApiError } from '../shared/errors.js';
@@ -39,14 +38,18 @@ export class ToolIdempotency {
     this.#records = new IdempotencyRepository(db);
   }
 
-  /** `call.args`: the validated arguments, the key aside; `fail` turns an error into its outcome (its §2 body). */
+  /**
+   * `call.args`: the validated arguments, the key aside; `fail` turns an error into its outcome (its
+   * §2 body). The claim runs on the request's `handle`.
+   */
   async run(
+    handle: Db,
     owner: KeyOwner,
     call: { tool: string; args: unknown },
     attempt: () => Promise<ToolOutcome>,
     { fail, log }: { fail: (error: ApiError) => ToolOutcome; log: FastifyBaseLogger },
   ): Promise<ToolOutcome> {
-    const claim = await this.#records.claim(owner, requestFingerprint(`MCP ${call.tool}`, call.args));
+    const claim = await this.#records.claim(handle, owner, requestFingerprint(`MCP ${call.tool}`, call.args));
     switch (claim.kind) {
       case 'mismatch':
         return fail(new ApiError(422, 'idempotency_key_reused', messages.keyReused));
@@ -65,10 +68,9 @@ export class ToolIdempotency {
       // As on REST: a refused call (400) or a failure (5xx, or a throw) did nothing, so its key stays free for a retry.
       // Bookkeeping, outside the request's budget for waiting on connections; its failure leaves the outcome
       // right (a retry waits the claim out, then runs again), so it is logged, not answered.
-      await withoutConnectionWaitBudget(() =>
-        outcome === undefined || outcome.status === 400 || outcome.status >= 500
-          ? this.#records.release(owner)
-          : this.#records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) }),
+      await (outcome === undefined || outcome.status === 400 || outcome.status >= 500
+        ? this.#records.release(owner)
+        : this.#records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) })
       ).catch((error) => log.error({ err: error }, 'could not record the outcome of an idempotent tool call'));
     }
   }

@@ -15,8 +15,8 @@ const tags = ['personal data'];
 
 /** SPEC §17: what a tenant holds about a person, and its erasure (LGPD art. 18, GDPR art. 15 and 17). */
 export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> = async (app, { services }) => {
-  const { db, leads, customers, events } = services;
-  const service = new PersonalDataService(db, leads, customers, events, new PersonalDataRepository());
+  const { leads, customers, events } = services;
+  const service = new PersonalDataService(leads, customers, events, new PersonalDataRepository());
   const Lead = services.leadSchemas.Lead;
   const { EventList } = services.eventSchemas;
 
@@ -37,7 +37,7 @@ export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> =
     },
     async (request) => {
       const { email } = request.query as { email: string };
-      return service.access(principalOf(request).tenantId, email);
+      return service.access(request.db, principalOf(request).tenantId, email);
     },
   );
 
@@ -61,7 +61,7 @@ export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> =
     },
     async (request) => {
       const { email } = request.body as { email: string };
-      return service.erase(actorOf(request), email);
+      return service.erase(request.db, actorOf(request), email);
     },
   );
 };

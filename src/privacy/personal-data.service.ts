@@ -35,15 +35,15 @@ export interface Erasure {
  */
 export class PersonalDataService {
   constructor(
-    private readonly db: Db,
     private readonly leads: LeadService,
     private readonly customers: CustomerService,
     private readonly events: EventService,
     private readonly repository: PersonalDataRepository,
   ) {}
 
-  async access(tenantId: string, email: string): Promise<PersonalData> {
-    const { db, repository } = this;
+  /** Both run on `db`, the request's handle. */
+  async access(db: Db, tenantId: string, email: string): Promise<PersonalData> {
+    const { repository } = this;
     const [leadIds, customerIds, former] = await Promise.all([
       repository.recordIds(db, tenantId, 'leads', email),
       repository.recordIds(db, tenantId, 'customers', email),
@@ -63,8 +63,8 @@ export class PersonalDataService {
     };
   }
 
-  async erase(actor: Actor, email: string): Promise<Erasure> {
-    const { db, repository } = this;
+  async erase(db: Db, actor: Actor, email: string): Promise<Erasure> {
+    const { repository } = this;
     const { tenantId } = actor;
     const erasure: Erasure = { leads: 0, customers: 0, events: 0 };
     // Records that took the e-mail while the others were erased are found by the next round.

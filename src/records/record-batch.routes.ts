@@ -25,7 +25,6 @@ export interface BatchService {
 }
 
 export interface BatchRoute {
-  db: Db;
   service: BatchService;
   path: string;
   scope: Scope;
@@ -78,7 +77,7 @@ export function registerBatchRoute(app: FastifyInstance, route: BatchRoute): voi
       const inputs = items.map((item) =>
         validateItem(item) ? item : schemaError(validateItem.errors ?? [], 'body', route.requiredFieldText),
       );
-      const outcomes = await route.service.batch(route.db, actorOf(request), inputs, upsert);
+      const outcomes = await route.service.batch(request.db, actorOf(request), inputs, upsert);
       return {
         results: outcomes.map((outcome, index) =>
           outcome instanceof ApiError

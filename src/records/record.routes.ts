@@ -55,7 +55,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
   app: FastifyInstance,
   resource: RecordRoutes<Item>,
 ): void {
-  const { db, service, schemas, scopes, notFoundText } = resource;
+  const { service, schemas, scopes, notFoundText } = resource;
   const tags = [resource.path];
   const plural = capitalised(resource.path);
   const noun = resource.noun.toLowerCase();
@@ -83,7 +83,12 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const query = request.query as Record<string, unknown>;
-      return listPage(request, reply, resource.cursors, listRequestOf(resource, principalOf(request).tenantId, query));
+      return listPage(
+        request,
+        reply,
+        resource.cursors,
+        listRequestOf(resource, request.db, principalOf(request).tenantId, query),
+      );
     },
   );
 
@@ -101,7 +106,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const { id } = request.params as IdParams;
-      return withEtag(reply, await service.find(db, principalOf(request).tenantId, id));
+      return withEtag(reply, await service.find(request.db, principalOf(request).tenantId, id));
     },
   );
 
@@ -130,17 +135,16 @@ export function registerRecordRoutes<Item extends { _id: string }>(
       // The status is set once the write is done: a deadline's 503 sent meanwhile must not be taken
       // for the outcome the idempotency plugin records.
       if (upsert === undefined) {
-        const stored = await service.create(db, actor, request.body as never);
+        const stored = await service.create(request.db, actor, request.body as never);
         return withEtag(reply.code(201), stored);
       }
-      const { stored, created } = await service.upsert(db, actor, upsert, request.body as never);
+      const { stored, created } = await service.upsert(request.db, actor, upsert, request.body as never);
       reply.header('funil-upsert', created ? 'created' : 'updated');
       return withEtag(reply.code(created ? 201 : 200), stored);
     },
   );
 
   registerBatchRoute(app, {
-    db,
     service,
     path: resource.path,
     scope: scopes.write,
@@ -165,7 +169,10 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     async (request, reply) => {
       const { id } = request.params as IdParams;
       const { status } = request.body as { status: string };
-      return withEtag(reply, await service.setStatus(db, actorOf(request), id, status, expectedVersions(request)));
+      return withEtag(
+        reply,
+        await service.setStatus(request.db, actorOf(request), id, status, expectedVersions(request)),
+      );
     },
   );
 
@@ -185,7 +192,13 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const { id } = request.params as IdParams;
-      const stored = await service.update(db, actorOf(request), id, request.body as never, expectedVersions(request));
+      const stored = await service.update(
+        request.db,
+        actorOf(request),
+        id,
+        request.body as never,
+        expectedVersions(request),
+      );
       return withEtag(reply, stored);
     },
   );
@@ -205,7 +218,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request) => {
       const { id } = request.params as IdParams;
-      await service.delete(db, actorOf(request), id, expectedVersions(request));
+      await service.delete(request.db, actorOf(request), id, expectedVersions(request));
       return { success: true as const };
     },
   );

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { customerFields } from '../customers/customer.fields.js';
 import type { Db } from '../db/database.js';
-import { EventRepository } from '../events/event.repository.js';
 import { EventService } from '../events/event.service.js';
 import { leadFields } from '../leads/lead.fields.js';
 import type { AttemptQueue } from './attempt-queue.js';
@@ -34,7 +33,7 @@ const IDLE_CHECK_MS = 1_000;
  */
 export function deliverWebhooks(app: FastifyInstance, parts: DeliveryParts): void {
   const { db, config, repository, queue } = parts;
-  const events = new EventService(new EventRepository(db), {
+  const events = new EventService({
     lead: leadFields(config.leadStatuses),
     customer: customerFields,
   });

@@ -56,7 +56,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
   const repository = new WebhookRepository();
   const secrets = new SecretBox(db, settings.secretKey);
   const queue = new AttemptQueue(database, config.databaseUrl, settings.deliver, app.log);
-  const service = new WebhookService(db, repository, queue, secrets, settings);
+  const service = new WebhookService(repository, queue, secrets, settings);
   const metrics = new WebhookMetrics(app.metricsRegistry, db, repository);
   const showsSecret = { ...write, idempotentAnswer: secretSealedAnswers(secrets) };
   if (settings.deliver) deliverWebhooks(app, { db, config, repository, queue, secrets, metrics });
@@ -84,7 +84,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       },
       config: read,
     },
-    (request) => service.list(tenantOf(request)),
+    (request) => service.list(request.db, tenantOf(request)),
   );
 
   app.post(
@@ -104,7 +104,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       config: showsSecret,
     },
     async (request, reply) =>
-      reply.code(201).send(await service.create(caller(request), request.body as WebhookCreate)),
+      reply.code(201).send(await service.create(request.db, caller(request), request.body as WebhookCreate)),
   );
 
   app.get(
@@ -119,7 +119,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       },
       config: read,
     },
-    (request) => service.get(tenantOf(request), (request.params as IdParams).id),
+    (request) => service.get(request.db, tenantOf(request), (request.params as IdParams).id),
   );
 
   app.put(
@@ -135,7 +135,8 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       },
       config: write,
     },
-    (request) => service.update(tenantOf(request), (request.params as IdParams).id, request.body as WebhookUpdate),
+    (request) =>
+      service.update(request.db, tenantOf(request), (request.params as IdParams).id, request.body as WebhookUpdate),
   );
 
   app.delete(
@@ -151,7 +152,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       config: write,
     },
     async (request) => {
-      await service.delete(tenantOf(request), (request.params as IdParams).id);
+      await service.delete(request.db, tenantOf(request), (request.params as IdParams).id);
       return { success: true as const };
     },
   );
@@ -169,7 +170,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       },
       config: showsSecret,
     },
-    (request) => service.rotateSecret(tenantOf(request), (request.params as IdParams).id),
+    (request) => service.rotateSecret(request.db, tenantOf(request), (request.params as IdParams).id),
   );
 
   app.get(
@@ -190,11 +191,16 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
     },
     async (request, reply) => {
       const query = request.query as DeliveryListQuery;
-      const { deliveries, more } = await service.deliveries(tenantOf(request), (request.params as IdParams).id, {
-        status: query.status,
-        before: query.before,
-        limit: query.limit ?? 50,
-      });
+      const { deliveries, more } = await service.deliveries(
+        request.db,
+        tenantOf(request),
+        (request.params as IdParams).id,
+        {
+          status: query.status,
+          before: query.before,
+          limit: query.limit ?? 50,
+        },
+      );
       const last = deliveries[deliveries.length - 1];
       if (more && last) setNextPage(request, reply, last.id, 'before');
       return deliveries;
@@ -215,7 +221,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
     },
     async (request, reply) => {
       const { id, deliveryId } = request.params as { id: string; deliveryId: string };
-      return reply.code(202).send(await service.retry(tenantOf(request), id, deliveryId));
+      return reply.code(202).send(await service.retry(request.db, tenantOf(request), id, deliveryId));
     },
   );
 
@@ -232,6 +238,6 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       config: write,
     },
     async (request, reply) =>
-      reply.code(202).send(await service.test(caller(request), (request.params as IdParams).id)),
+      reply.code(202).send(await service.test(request.db, caller(request), (request.params as IdParams).id)),
   );
 };

@@ -34,25 +34,24 @@ export interface WebhookCaller {
   readonly scopes: ReadonlySet<string>;
 }
 
-/** SPEC §15's subscriptions and their delivery log, for one tenant at a time. */
+/** SPEC §15's subscriptions and their delivery log, for one tenant at a time; each call on the request's handle `db`. */
 export class WebhookService {
   constructor(
-    private readonly db: Db,
     private readonly webhooks: WebhookRepository,
     private readonly queue: AttemptQueue,
     private readonly secrets: SecretBox,
     private readonly settings: WebhookSettings,
   ) {}
 
-  async list(tenantId: string): Promise<Webhook[]> {
-    return (await this.webhooks.list(this.db, tenantId)).map(toWebhook);
+  async list(db: Db, tenantId: string): Promise<Webhook[]> {
+    return (await this.webhooks.list(db, tenantId)).map(toWebhook);
   }
 
-  async get(tenantId: string, id: string): Promise<Webhook> {
-    return toWebhook(await this.#find(this.db, tenantId, id));
+  async get(db: Db, tenantId: string, id: string): Promise<Webhook> {
+    return toWebhook(await this.#find(db, tenantId, id));
   }
 
-  async create(caller: WebhookCaller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
+  async create(db: Db, caller: WebhookCaller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
     const families = (Object.keys(EVENT_TYPES) as EventFamily[]).filter((family) =>
       caller.scopes.has(READ_SCOPE[family]),
     );
@@ -61,7 +60,7 @@ export class WebhookService {
     await this.#checkTarget(body.url);
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await inTransaction(db, async (trx) => {
       // Creations of one tenant one at a time: two at once must not both pass the count.
       await lockKey(trx, `${caller.tenantId}|webhook_subscriptions`);
       if ((await this.webhooks.count(trx, caller.tenantId)) >= MAX_SUBSCRIPTIONS) {
@@ -81,9 +80,9 @@ export class WebhookService {
     return { ...toWebhook(row), secret };
   }
 
-  async update(tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
+  async update(db: Db, tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
     if (body.url !== undefined) await this.#checkTarget(body.url);
-    return inTransaction(this.db, async (trx) => {
+    return inTransaction(db, async (trx) => {
       const current = await this.#find(trx, tenantId, id, true);
       if (body.events) checkTypes(body.events, current.families as EventFamily[]);
       const changes: SubscriptionChanges = Object.fromEntries(
@@ -98,18 +97,18 @@ export class WebhookService {
     });
   }
 
-  async delete(tenantId: string, id: string): Promise<void> {
-    if (!(await this.webhooks.delete(this.db, tenantId, id))) throw notFound(webhookMessages.webhookNotFound);
+  async delete(db: Db, tenantId: string, id: string): Promise<void> {
+    if (!(await this.webhooks.delete(db, tenantId, id))) throw notFound(webhookMessages.webhookNotFound);
   }
 
   /**
    * A new secret; the one it replaces keeps signing beside it for 24 h (SPEC §15), and so do those
    * replaced before still within their own 24 h.
    */
-  async rotateSecret(tenantId: string, id: string): Promise<Webhook & { secret: string }> {
+  async rotateSecret(db: Db, tenantId: string, id: string): Promise<Webhook & { secret: string }> {
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
-    const row = await inTransaction(this.db, async (trx) => {
+    const row = await inTransaction(db, async (trx) => {
       const current = await this.#find(trx, tenantId, id, true);
       const now = Date.now();
       const stillSigning = current.previousSecrets.filter((entry) => Date.parse(entry.until) > now);
@@ -123,16 +122,17 @@ export class WebhookService {
   }
 
   async deliveries(
+    db: Db,
     tenantId: string,
     id: string,
     page: { status?: string | undefined; before?: string | undefined; limit: number },
   ): Promise<{ deliveries: Delivery[]; more: boolean }> {
-    await this.#find(this.db, tenantId, id);
-    const rows = await this.webhooks.deliveries(this.db, tenantId, id, { ...page, limit: page.limit + 1 });
+    await this.#find(db, tenantId, id);
+    const rows = await this.webhooks.deliveries(db, tenantId, id, { ...page, limit: page.limit + 1 });
     const shown = rows.slice(0, page.limit);
     const attempts = new Map<string, AttemptRow[]>();
     for (const attempt of await this.webhooks.attempts(
-      this.db,
+      db,
       shown.map((row) => row.id),
     )) {
       attempts.set(attempt.deliveryId, [...(attempts.get(attempt.deliveryId) ?? []), attempt]);
@@ -144,9 +144,9 @@ export class WebhookService {
   }
 
   /** Sends a `webhook.test` event now, to an active subscription or a paused one alike. */
-  async test(caller: WebhookCaller, id: string): Promise<Delivery> {
+  async test(db: Db, caller: WebhookCaller, id: string): Promise<Delivery> {
     await this.#queueReady();
-    const delivery = await inTransaction(this.db, async (trx) => {
+    const delivery = await inTransaction(db, async (trx) => {
       const subscription = await this.#find(trx, caller.tenantId, id);
       const [added] = await this.webhooks.insertDeliveries(trx, [webhookEntry.test(subscription, caller)]);
       if (!added) throw new Error('a test delivery was not added');
@@ -158,10 +158,10 @@ export class WebhookService {
   }
 
   /** A retry by hand: the delivery gets one more attempt now (a pending one is already waiting: 409). */
-  async retry(tenantId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async retry(db: Db, tenantId: string, id: string, deliveryId: string): Promise<Delivery> {
     if (!isUuid(deliveryId)) throw notFound(webhookMessages.deliveryNotFound);
     await this.#queueReady();
-    const delivery = await inTransaction(this.db, async (trx) => {
+    const delivery = await inTransaction(db, async (trx) => {
       await this.#find(trx, tenantId, id);
       const current = await this.webhooks.findDelivery(trx, tenantId, id, deliveryId);
       if (!current || current.eventType === 'webhook.disabled') throw notFound(webhookMessages.deliveryNotFound);

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { ConnectionQueue, ConnectionWaitTimeout } from '../../src/db/connection-queue.js';
-import { waitInLineOf, withConnectionWaitBudget } from '../../src/db/connection-wait.js';
+import { WaitBudget } from '../../src/db/connection-wait.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { holdConnection, waitingReaches } from '../helpers/held-connection.js';
 import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
@@ -69,11 +69,9 @@ for (const backend of ['pglite', 'postgres'] as const) {
     });
 
     /** A query of a request of `tenant` with `budgetMs` to wait for its connection. */
-    const query = (tenant: string, budgetMs = 10_000) =>
-      withConnectionWaitBudget(budgetMs, async () => {
-        waitInLineOf(tenant);
-        await sql`select 1`.execute(database.db);
-      });
+    const query = async (tenant: string, budgetMs = 10_000) => {
+      await sql`select 1`.execute(database.within(budgetOf(tenant, budgetMs)));
+    };
 
     it("serves a quiet tenant's query after one of a flooder's, not after all of them", async () => {
       const release = await holdConnection(database);
@@ -100,6 +98,24 @@ for (const backend of ['pglite', 'postgres'] as const) {
       await Promise.all([first, last]);
       assert.equal(database.stats().waiting, 0);
       await query('d', 1_000);
+    });
+
+    it('spends one budget over all the connections a request takes in turn', async () => {
+      const budget = budgetOf('a', 400);
+      const handle = database.within(budget);
+      let release = await holdConnection(database);
+      setTimeout(release, 250);
+      await sql`select 1`.execute(handle);
+      assert.ok(budget.leftMs <= 150, `${budget.leftMs} ms left after a wait of 250`);
+      release = await holdConnection(database);
+      try {
+        const started = performance.now();
+        await assert.rejects(sql`select 1`.execute(handle), ConnectionWaitTimeout);
+        assert.ok(performance.now() - started < 250, 'the second wait had only what the first left');
+      } finally {
+        await release();
+      }
+      assert.equal(database.stats().waiting, 0);
     });
 
     it("bounds the wait of work outside a request by the pool's connection timeout", async () => {
@@ -157,9 +173,9 @@ describe('a checkout takes an idle connection at once, and waits within its budg
       await sql`select 1`.execute(database.db);
       assert.equal(database.stats().idle, 1);
       // Asked in the same tick: the first takes the idle connection, the second must open one.
-      const first = withConnectionWaitBudget(10_000, () => sql`select pg_sleep(0.2)`.execute(database.db));
+      const first = sql`select pg_sleep(0.2)`.execute(database.within(new WaitBudget(10_000)));
       const started = performance.now();
-      const second = withConnectionWaitBudget(150, () => sql`select 1`.execute(database.db));
+      const second = sql`select 1`.execute(database.within(new WaitBudget(150)));
       await assert.rejects(second, ConnectionWaitTimeout);
       assert.ok(performance.now() - started < 2_000, `refused after ${performance.now() - started} ms`);
       await first;
@@ -168,3 +184,9 @@ describe('a checkout takes an idle connection at once, and waits within its budg
     }
   });
 });
+
+function budgetOf(party: string, ms: number): WaitBudget {
+  const budget = new WaitBudget(ms);
+  budget.party = party;
+  return budget;
+}
