@@ -44,6 +44,8 @@ const funil = await buildApp({
   logger: createLogger({ logLevel: 'info' }),
 });
 const pool = new pg.Pool({ connectionString: withDatabase(url, scratch.name), max: 10 });
+// An idle connection ended by the server (the scratch database dropped at the end) must not end the run.
+pool.on('error', (error) => process.stderr.write(`bare pool: ${error.message}\n`));
 try {
   await funil.ready();
   const tenant = await createTenant(scratch.database, 'Request cost');
