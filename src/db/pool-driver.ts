@@ -35,9 +35,10 @@ class ClientConnection implements DatabaseConnection {
 
 /**
  * Kysely's driver over Funil's connection checkout (connection-wait.ts) instead of pg-pool's own
- * `connect`: each Kysely handle takes its connections through a ConnectionProvider that carries a
- * wait budget, the database's (`unbudgeted`, one budget per connection) or a request's
- * (`within`). Transactions are begun and ended with the SQL Kysely's PostgresDriver sends.
+ * `connect`. The database's own handle takes its connections through Kysely's default provider
+ * (`acquireConnection`: a budget for each connection, in the line of no tenant); a request's handle
+ * through BudgetedConnections (`acquireWithin` its budget). Transactions are begun and ended with
+ * the SQL Kysely's PostgresDriver sends.
  */
 export class PoolDriver implements Driver {
   constructor(
