@@ -41,19 +41,19 @@ export class PersonalDataService {
     private readonly repository: PersonalDataRepository,
   ) {}
 
-  /** Both run on `db`, the request's handle. */
-  async access(db: Db, tenantId: string, email: string): Promise<PersonalData> {
+  /** Both run on `handle`, the request's. */
+  async access(handle: Db, tenantId: string, email: string): Promise<PersonalData> {
     const { repository } = this;
     const [leadIds, customerIds, former] = await Promise.all([
-      repository.recordIds(db, tenantId, 'leads', email),
-      repository.recordIds(db, tenantId, 'customers', email),
-      repository.formerHolders(db, tenantId, email),
+      repository.recordIds(handle, tenantId, 'leads', email),
+      repository.recordIds(handle, tenantId, 'customers', email),
+      repository.formerHolders(handle, tenantId, email),
     ]);
     const histories = { whole: [...leadIds, ...customerIds, ...former.whole], mentioning: former.mentioning };
     const [leads, customers, events] = await Promise.all([
-      Promise.all(leadIds.map((id) => this.leads.lookup(db, tenantId, id))),
-      Promise.all(customerIds.map((id) => this.customers.lookup(db, tenantId, id))),
-      repository.events(db, tenantId, histories, email),
+      Promise.all(leadIds.map((id) => this.leads.lookup(handle, tenantId, id))),
+      Promise.all(customerIds.map((id) => this.customers.lookup(handle, tenantId, id))),
+      repository.events(handle, tenantId, histories, email),
     ]);
     return {
       email,
@@ -63,7 +63,7 @@ export class PersonalDataService {
     };
   }
 
-  async erase(db: Db, actor: Actor, email: string): Promise<Erasure> {
+  async erase(handle: Db, actor: Actor, email: string): Promise<Erasure> {
     const { repository } = this;
     const { tenantId } = actor;
     const erasure: Erasure = { leads: 0, customers: 0, events: 0 };
@@ -74,11 +74,11 @@ export class PersonalDataService {
         ['leads', this.leads],
         ['customers', this.customers],
       ] as const) {
-        for (const id of await repository.recordIds(db, tenantId, table, email)) {
+        for (const id of await repository.recordIds(handle, tenantId, table, email)) {
           found += 1;
           // Set by the transaction's last run (a deadlock's victim runs again), counted once it committed.
           let redacted = 0;
-          const erased = await service.erase(db, actor, id, email, async (trx) => {
+          const erased = await service.erase(handle, actor, id, email, async (trx) => {
             redacted = await this.#redact(trx, tenantId, { whole: [id], mentioning: [] }, email);
           });
           if (erased) {
@@ -89,8 +89,8 @@ export class PersonalDataService {
       }
       if (found === 0) break;
     }
-    const former = await repository.formerHolders(db, tenantId, email);
-    erasure.events += await inTransaction(db, (trx) => this.#redact(trx, tenantId, former, email));
+    const former = await repository.formerHolders(handle, tenantId, email);
+    erasure.events += await inTransaction(handle, (trx) => this.#redact(trx, tenantId, former, email));
     return erasure;
   }
 

@@ -34,7 +34,10 @@ export interface WebhookCaller {
   readonly scopes: ReadonlySet<string>;
 }
 
-/** SPEC §15's subscriptions and their delivery log, for one tenant at a time; each call on the request's handle `db`. */
+/**
+ * SPEC §15's subscriptions and their delivery log, for one tenant at a time; each call runs on the
+ * `handle` it is given (a request's).
+ */
 export class WebhookService {
   constructor(
     private readonly webhooks: WebhookRepository,
@@ -43,15 +46,15 @@ export class WebhookService {
     private readonly settings: WebhookSettings,
   ) {}
 
-  async list(db: Db, tenantId: string): Promise<Webhook[]> {
-    return (await this.webhooks.list(db, tenantId)).map(toWebhook);
+  async list(handle: Db, tenantId: string): Promise<Webhook[]> {
+    return (await this.webhooks.list(handle, tenantId)).map(toWebhook);
   }
 
-  async get(db: Db, tenantId: string, id: string): Promise<Webhook> {
-    return toWebhook(await this.#find(db, tenantId, id));
+  async get(handle: Db, tenantId: string, id: string): Promise<Webhook> {
+    return toWebhook(await this.#find(handle, tenantId, id));
   }
 
-  async create(db: Db, caller: WebhookCaller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
+  async create(handle: Db, caller: WebhookCaller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
     const families = (Object.keys(EVENT_TYPES) as EventFamily[]).filter((family) =>
       caller.scopes.has(READ_SCOPE[family]),
     );
@@ -60,7 +63,7 @@ export class WebhookService {
     await this.#checkTarget(body.url);
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
-    const row = await inTransaction(db, async (trx) => {
+    const row = await inTransaction(handle, async (trx) => {
       // Creations of one tenant one at a time: two at once must not both pass the count.
       await lockKey(trx, `${caller.tenantId}|webhook_subscriptions`);
       if ((await this.webhooks.count(trx, caller.tenantId)) >= MAX_SUBSCRIPTIONS) {
@@ -80,9 +83,9 @@ export class WebhookService {
     return { ...toWebhook(row), secret };
   }
 
-  async update(db: Db, tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
+  async update(handle: Db, tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
     if (body.url !== undefined) await this.#checkTarget(body.url);
-    return inTransaction(db, async (trx) => {
+    return inTransaction(handle, async (trx) => {
       const current = await this.#find(trx, tenantId, id, true);
       if (body.events) checkTypes(body.events, current.families as EventFamily[]);
       const changes: SubscriptionChanges = Object.fromEntries(
@@ -97,18 +100,18 @@ export class WebhookService {
     });
   }
 
-  async delete(db: Db, tenantId: string, id: string): Promise<void> {
-    if (!(await this.webhooks.delete(db, tenantId, id))) throw notFound(webhookMessages.webhookNotFound);
+  async delete(handle: Db, tenantId: string, id: string): Promise<void> {
+    if (!(await this.webhooks.delete(handle, tenantId, id))) throw notFound(webhookMessages.webhookNotFound);
   }
 
   /**
    * A new secret; the one it replaces keeps signing beside it for 24 h (SPEC §15), and so do those
    * replaced before still within their own 24 h.
    */
-  async rotateSecret(db: Db, tenantId: string, id: string): Promise<Webhook & { secret: string }> {
+  async rotateSecret(handle: Db, tenantId: string, id: string): Promise<Webhook & { secret: string }> {
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
-    const row = await inTransaction(db, async (trx) => {
+    const row = await inTransaction(handle, async (trx) => {
       const current = await this.#find(trx, tenantId, id, true);
       const now = Date.now();
       const stillSigning = current.previousSecrets.filter((entry) => Date.parse(entry.until) > now);
@@ -122,17 +125,17 @@ export class WebhookService {
   }
 
   async deliveries(
-    db: Db,
+    handle: Db,
     tenantId: string,
     id: string,
     page: { status?: string | undefined; before?: string | undefined; limit: number },
   ): Promise<{ deliveries: Delivery[]; more: boolean }> {
-    await this.#find(db, tenantId, id);
-    const rows = await this.webhooks.deliveries(db, tenantId, id, { ...page, limit: page.limit + 1 });
+    await this.#find(handle, tenantId, id);
+    const rows = await this.webhooks.deliveries(handle, tenantId, id, { ...page, limit: page.limit + 1 });
     const shown = rows.slice(0, page.limit);
     const attempts = new Map<string, AttemptRow[]>();
     for (const attempt of await this.webhooks.attempts(
-      db,
+      handle,
       shown.map((row) => row.id),
     )) {
       attempts.set(attempt.deliveryId, [...(attempts.get(attempt.deliveryId) ?? []), attempt]);
@@ -144,9 +147,9 @@ export class WebhookService {
   }
 
   /** Sends a `webhook.test` event now, to an active subscription or a paused one alike. */
-  async test(db: Db, caller: WebhookCaller, id: string): Promise<Delivery> {
+  async test(handle: Db, caller: WebhookCaller, id: string): Promise<Delivery> {
     await this.#queueReady();
-    const delivery = await inTransaction(db, async (trx) => {
+    const delivery = await inTransaction(handle, async (trx) => {
       const subscription = await this.#find(trx, caller.tenantId, id);
       const [added] = await this.webhooks.insertDeliveries(trx, [webhookEntry.test(subscription, caller)]);
       if (!added) throw new Error('a test delivery was not added');
@@ -158,10 +161,10 @@ export class WebhookService {
   }
 
   /** A retry by hand: the delivery gets one more attempt now (a pending one is already waiting: 409). */
-  async retry(db: Db, tenantId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async retry(handle: Db, tenantId: string, id: string, deliveryId: string): Promise<Delivery> {
     if (!isUuid(deliveryId)) throw notFound(webhookMessages.deliveryNotFound);
     await this.#queueReady();
-    const delivery = await inTransaction(db, async (trx) => {
+    const delivery = await inTransaction(handle, async (trx) => {
       await this.#find(trx, tenantId, id);
       const current = await this.webhooks.findDelivery(trx, tenantId, id, deliveryId);
       if (!current || current.eventType === 'webhook.disabled') throw notFound(webhookMessages.deliveryNotFound);
@@ -187,8 +190,8 @@ export class WebhookService {
     await this.queue.enqueue(trx, [{ deliveryId, tenantId, attempt }]);
   }
 
-  async #find(db: Db, tenantId: string, id: string, lock = false): Promise<SubscriptionRow> {
-    const row = await this.webhooks.find(db, tenantId, id, lock);
+  async #find(handle: Db, tenantId: string, id: string, lock = false): Promise<SubscriptionRow> {
+    const row = await this.webhooks.find(handle, tenantId, id, lock);
     if (!row) throw notFound(webhookMessages.webhookNotFound);
     return row;
   }
