@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import { type ConnectionQueue, ConnectionWaitTimeout } from './connection-queue.js';
 
 /** Work of no tenant nor token (admin requests, bookkeeping, background jobs) waits in one line of its own. */
-export const NO_TENANT = '';
+const NO_TENANT = '';
 
 /**
  * What one request may still spend waiting for database connections, over all its queries, and

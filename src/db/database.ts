@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import {
+  type ConnectionProvider,
   DefaultConnectionProvider,
   DefaultQueryExecutor,
   type Dialect,
@@ -238,7 +239,7 @@ function fromPool(
   const config = { dialect, plugins };
   // Built from its parts, as Kysely builds itself from a dialect, so that a request's handle shares
   // them all but where its connections come from.
-  const handle = (connections: BudgetedConnections | DefaultConnectionProvider) =>
+  const handle = (connections: ConnectionProvider) =>
     new Kysely<Tables>({
       config,
       dialect,
