@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../helpers/free-port.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import { migratedDataDir } from '../helpers/test-database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -157,7 +157,7 @@ describe('funil CLI (SPEC §12, §9)', () => {
   }
 
   before(async () => {
-    tempDir = await mkdtemp(join(tmpdir(), 'funil-cli-'));
+    tempDir = await scratchDir('funil-cli-');
     dataDir = await migratedDataDir('funil-cli-data-');
     server = new FunilServer(await freePort(), dataDir);
     // Even on a migrated copy the start takes a moment: the tests that need no server go first.

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import { openDatabase } from '../../src/db/database.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 
 const logger = pino({ level: 'silent' });
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
@@ -13,7 +13,7 @@ describe('the embedded data directory (SPEC §11, §17: personal data)', () => {
   const roots: string[] = [];
   after(() => Promise.all(roots.map((root) => rm(root, { recursive: true, force: true }))));
   const root = async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'funil-datadir-'));
+    const dir = await scratchDir('funil-datadir-');
     roots.push(dir);
     return dir;
   };

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { openDatabase } from '../../src/db/database.js';
 import { startHealthProbe } from '../helpers/health-probe.js';
 import { type HttpAnswer, send, sleep } from '../helpers/http-client.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
 import { API, TestContext } from '../helpers/test-app.js';
 import { pgliteTemplate } from '../helpers/test-database.js';
@@ -23,7 +22,7 @@ const HEALTH_WITHIN_MS = 1_000;
 
 describe('the embedded database under a backlog of queries', () => {
   it('lets the event loop turn between queries, so that /health, timers and signals are served (PGlite runs on this thread)', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'funil-backlog-'));
+    const dataDir = await scratchDir('funil-backlog-');
     await cp(await pgliteTemplate(), dataDir, { recursive: true });
     // However slow the machine, the queries must wait for their turn rather than give up.
     const database = await openDatabase({

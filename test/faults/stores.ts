@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cp, rm } from 'node:fs/promises';
 import pg from 'pg';
 import pino from 'pino';
 import { openDatabase } from '../../src/db/database.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import { pgliteTemplate, postgresTestUrl, withDatabase } from '../helpers/test-database.js';
 
 /** Where a server process under test keeps its data, and a way to look at it once the process is gone. */
@@ -29,7 +28,7 @@ export async function createStore(backend: Store['backend']): Promise<Store> {
 }
 
 async function pgliteStore(): Promise<Store> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'funil-fault-'));
+  const dataDir = await scratchDir('funil-fault-');
   // A migrated copy: a first PGlite start makes its cluster and migrates, which takes many seconds.
   await cp(await pgliteTemplate(), dataDir, { recursive: true });
   return {

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chown, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { scratchDir } from './scratch-dir.js';
 import { freePort } from './server-process.js';
 
 const run = promisify(execFile);
@@ -63,7 +63,7 @@ async function asPostgres(command: string, args: string[]): Promise<void> {
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   const bin = postgresBinaries();
   if (!bin) throw new Error('PostgreSQL is not installed');
-  const dir = await mkdtemp(join(tmpdir(), 'funil-own-pg-'));
+  const dir = await scratchDir('funil-own-pg-');
   if (isRoot) {
     const { stdout } = await run('id', ['-u', 'postgres']);
     const { stdout: gid } = await run('id', ['-g', 'postgres']);

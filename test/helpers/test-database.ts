@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import pino from 'pino';
@@ -10,6 +9,7 @@ export { withDatabase };
 
 import { prepareDatabase } from '../../src/bootstrap.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
+import { scratchDir } from './scratch-dir.js';
 
 export type Backend = 'pglite' | 'postgres';
 
@@ -45,7 +45,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
 
 export async function createPgliteDatabase(): Promise<TestDatabase> {
   const template = await pgliteTemplate();
-  const dataDir = await mkdtemp(join(tmpdir(), 'funil-test-'));
+  const dataDir = await scratchDir('funil-test-');
   await cp(template, dataDir, { recursive: true });
   const database = await openDatabase({ dataDir, poolSize: 1, logger: silent });
   return {
@@ -62,7 +62,7 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
  * empty directory spends many seconds creating the cluster, a copy a fraction of that.
  */
 export async function migratedDataDir(prefix = 'funil-data-'): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), prefix));
+  const dataDir = await scratchDir(prefix);
   await cp(await pgliteTemplate(), dataDir, { recursive: true });
   return dataDir;
 }

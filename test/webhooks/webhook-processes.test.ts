@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import { type ServerProcess, startServer } from '../helpers/server-process.js';
 import { postgresTestUrl, withDatabase } from '../helpers/test-database.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -82,7 +81,7 @@ async function postgresStorage(): Promise<Storage> {
 }
 
 async function embeddedStorage(): Promise<Storage> {
-  const dir = await mkdtemp(join(tmpdir(), 'funil-webhooks-'));
+  const dir = await scratchDir('funil-webhooks-');
   return { env: { FUNIL_DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
 }
 
