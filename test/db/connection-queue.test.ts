@@ -7,7 +7,7 @@ import { ConnectionQueue, ConnectionWaitTimeout } from '../../src/db/connection-
 import { WaitBudget } from '../../src/db/connection-wait.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { holdConnection, waitingReaches } from '../helpers/held-connection.js';
-import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
+import { BACKENDS, type Backend, createTestDatabase, skipUnless, type TestDatabase } from '../helpers/test-database.js';
 
 describe('ConnectionQueue: the turns of the parties waiting for a connection', () => {
   it('admits at once while a place is free, then gives each freed place to the next party in turn', async () => {
@@ -53,9 +53,9 @@ async function oneConnection(backend: Backend, test: TestDatabase, connectTimeou
   });
 }
 
-for (const backend of ['pglite', 'postgres'] as const) {
+for (const backend of BACKENDS) {
   describe(`tenants take turns for the connections [${backend}] (SPEC §10, fair share)`, {
-    skip: backend === 'postgres' && !postgresTestUrl() ? 'FUNIL_TEST_DATABASE_URL is not set' : false,
+    skip: skipUnless(backend),
   }, () => {
     let test: TestDatabase;
     let database: Database;
@@ -135,7 +135,7 @@ for (const backend of ['pglite', 'postgres'] as const) {
 }
 
 describe('a checkout takes an idle connection at once, and waits within its budget otherwise [postgres]', {
-  skip: postgresTestUrl() ? false : 'FUNIL_TEST_DATABASE_URL is not set',
+  skip: skipUnless('postgres'),
 }, () => {
   let test: TestDatabase;
   let proxy: Server;

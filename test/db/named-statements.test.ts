@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { nameStatement, prepareNamedStatements } from '../../src/db/named-statements.js';
-import { createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
+import { createTestDatabase, skipUnless, type TestDatabase } from '../helpers/test-database.js';
 
-const missing = !postgresTestUrl();
-if (missing && process.env.CI) throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
-
-describe('named statements read their rows (src/db/named-statements.ts) [postgres]', { skip: missing }, () => {
+describe('named statements read their rows (src/db/named-statements.ts) [postgres]', {
+  skip: skipUnless('postgres'),
+}, () => {
   let testDatabase: TestDatabase;
   const clients: pg.Client[] = [];
 

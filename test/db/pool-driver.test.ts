@@ -3,13 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { WaitBudget } from '../../src/db/connection-wait.js';
 import type { Database } from '../../src/db/database.js';
-import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
+import { BACKENDS, createTestDatabase, skipUnless, type TestDatabase } from '../helpers/test-database.js';
 
 /** Kysely over Funil's own driver (db/pool-driver.ts) answers as over Kysely's PostgresDriver. */
-for (const backend of ['pglite', 'postgres'] as Backend[]) {
-  describe(`Kysely on Funil's pool driver [${backend}]`, {
-    skip: backend === 'postgres' && !postgresTestUrl() ? 'FUNIL_TEST_DATABASE_URL is not set' : false,
-  }, () => {
+for (const backend of BACKENDS) {
+  describe(`Kysely on Funil's pool driver [${backend}]`, { skip: skipUnless(backend) }, () => {
     let test: TestDatabase;
     let database: Database;
     before(async () => {

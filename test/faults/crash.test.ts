@@ -3,13 +3,14 @@ import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { send, sleep } from '../helpers/http-client.js';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
-import { createStore, type Store, storeSkipReason } from './stores.js';
+import { BACKENDS, skipUnless } from '../helpers/test-database.js';
+import { createStore, type Store } from './stores.js';
 
 const LEADS = '/api/external/v1/leads';
 
-for (const backend of ['pglite', 'postgres'] as const) {
+for (const backend of BACKENDS) {
   describe(`kill -9 under concurrent writers (SPEC §11) [${backend}]`, {
-    skip: storeSkipReason(backend),
+    skip: skipUnless(backend),
     timeout: 90_000,
   }, () => {
     let store: Store;

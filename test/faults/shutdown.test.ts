@@ -4,8 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { type HttpAnswer, send, sleep, TruncatedAnswer } from '../helpers/http-client.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
+import { BACKENDS, skipUnless } from '../helpers/test-database.js';
 import { assertServiceUnavailable } from './service-unavailable.js';
-import { createStore, type Store, storeSkipReason } from './stores.js';
+import { createStore, type Store } from './stores.js';
 
 const LEADS = '/api/external/v1/leads';
 /** SPEC §12: closed and exited within 10 s of SIGTERM. */
@@ -13,9 +14,9 @@ const EXIT_WITHIN_MS = 10_000;
 /** What a client may see of a server that has stopped accepting: a refused or closed connection, never half an answer. */
 const CONNECTION_ENDED = /ECONNREFUSED|ECONNRESET|EPIPE|socket hang up/;
 
-for (const backend of ['pglite', 'postgres'] as const) {
+for (const backend of BACKENDS) {
   describe(`graceful shutdown under load (SPEC §12) [${backend}]`, {
-    skip: storeSkipReason(backend),
+    skip: skipUnless(backend),
     timeout: 60_000,
   }, () => {
     let store: Store;

@@ -16,13 +16,6 @@ export interface Store {
   destroy(): Promise<void>;
 }
 
-/** Why the PostgreSQL variant of a suite cannot run, or false; in CI a missing server is a failure. */
-export function storeSkipReason(backend: Store['backend']): string | false {
-  if (backend === 'pglite' || postgresTestUrl()) return false;
-  if (process.env.CI) throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
-  return 'FUNIL_TEST_DATABASE_URL is not set';
-}
-
 export async function createStore(backend: Store['backend']): Promise<Store> {
   return backend === 'pglite' ? pgliteStore() : postgresStore();
 }

@@ -9,7 +9,7 @@ import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Database, Db } from '../../src/db/database.js';
 import { ContractChecker } from './contract.js';
-import { type Backend, createTestDatabase, postgresTestUrl, type TestDatabase } from './test-database.js';
+import { BACKENDS, type Backend, createTestDatabase, skipUnless, type TestDatabase } from './test-database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 export const API = '/api/external/v1';
@@ -144,12 +144,8 @@ export function describeEachBackend(
   suite: (ctx: TestContext) => void,
   env: Record<string, string> = {},
 ): void {
-  for (const backend of ['pglite', 'postgres'] as const) {
-    const missing = backend === 'postgres' && !postgresTestUrl();
-    if (missing && process.env.CI) {
-      throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
-    }
-    describe(`${name} [${backend}]`, { skip: missing ? 'FUNIL_TEST_DATABASE_URL is not set' : false }, () => {
+  for (const backend of BACKENDS) {
+    describe(`${name} [${backend}]`, { skip: skipUnless(backend) }, () => {
       const ctx = new TestContext(backend, env);
       before(() => ctx.start());
       after(() => ctx.stop());

@@ -38,6 +38,19 @@ export function postgresTestUrl(): string | undefined {
   return process.env.FUNIL_TEST_DATABASE_URL || undefined;
 }
 
+/** Both backends, in the order their suites run. */
+export const BACKENDS: readonly Backend[] = ['pglite', 'postgres'];
+
+/**
+ * A suite's `skip` on `backend`: PostgreSQL's suites are skipped without FUNIL_TEST_DATABASE_URL,
+ * except in CI, where a missing PostgreSQL is a failure, never a silent skip.
+ */
+export function skipUnless(backend: Backend): string | false {
+  if (backend === 'pglite' || postgresTestUrl()) return false;
+  if (process.env.CI) throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
+  return 'FUNIL_TEST_DATABASE_URL is not set';
+}
+
 /** A fresh, migrated, empty database of its own, cloned from a template made once. */
 export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
   return backend === 'pglite' ? createPgliteDatabase() : createPostgresDatabase();

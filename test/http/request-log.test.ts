@@ -9,15 +9,13 @@ import { TokenRepository } from '../../src/admin/token.repository.js';
 import { buildApp } from '../../src/app.js';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { ADMIN_API, ADMIN_TOKEN, API, testConfig } from '../helpers/test-app.js';
-import { createTestDatabase, postgresTestUrl, type TestDatabase } from '../helpers/test-database.js';
+import { BACKENDS, createTestDatabase, skipUnless, type TestDatabase } from '../helpers/test-database.js';
 
 /** A value that must never reach the log: it travels only in request bodies. */
 const MARKER = 'zq-body-marker-7f3a9c';
 
-for (const backend of ['pglite', 'postgres'] as const) {
-  const skip = backend === 'postgres' && !postgresTestUrl() ? 'FUNIL_TEST_DATABASE_URL is not set' : false;
-
-  describe(`request log lines [${backend}]`, { skip }, () => {
+for (const backend of BACKENDS) {
+  describe(`request log lines [${backend}]`, { skip: skipUnless(backend) }, () => {
     const lines: string[] = [];
     let app: FastifyInstance;
     let testDatabase: TestDatabase;

@@ -6,11 +6,10 @@ import pg from 'pg';
 import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
 import { scratchDir } from '../helpers/scratch-dir.js';
 import { type ServerProcess, startServer } from '../helpers/server-process.js';
-import { postgresTestUrl, withDatabase } from '../helpers/test-database.js';
+import { BACKENDS, postgresTestUrl, skipUnless, withDatabase } from '../helpers/test-database.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const url = postgresTestUrl();
-if (!url && process.env.CI) throw new Error('CI must run the PostgreSQL suites: set FUNIL_TEST_DATABASE_URL');
 const API = '/api/external/v1';
 
 const WEBHOOK_ENV = {
@@ -85,10 +84,8 @@ async function embeddedStorage(): Promise<Storage> {
   return { env: { FUNIL_DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
 }
 
-for (const backend of ['pglite', 'postgres'] as const) {
-  describe(`webhooks across a kill -9 (SPEC §15) [${backend}]`, {
-    skip: backend === 'postgres' && !url ? 'FUNIL_TEST_DATABASE_URL is not set' : false,
-  }, () => {
+for (const backend of BACKENDS) {
+  describe(`webhooks across a kill -9 (SPEC §15) [${backend}]`, { skip: skipUnless(backend) }, () => {
     const receiver = new WebhookReceiver();
     let storage: Storage;
     const servers: ServerProcess[] = [];
@@ -148,9 +145,7 @@ for (const backend of ['pglite', 'postgres'] as const) {
   });
 }
 
-describe('webhooks from two instances on one PostgreSQL (SPEC §15)', {
-  skip: url ? false : 'FUNIL_TEST_DATABASE_URL is not set',
-}, () => {
+describe('webhooks from two instances on one PostgreSQL (SPEC §15)', { skip: skipUnless('postgres') }, () => {
   const receiver = new WebhookReceiver();
   let storage: Storage;
   let servers: ServerProcess[] = [];
