@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -7,10 +7,9 @@ import pino from 'pino';
 import { openDatabase } from '../../src/db/database.js';
 import { startHealthProbe } from '../helpers/health-probe.js';
 import { type HttpAnswer, send, sleep } from '../helpers/http-client.js';
-import { scratchDir } from '../helpers/scratch-dir.js';
 import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
 import { API, TestContext } from '../helpers/test-app.js';
-import { pgliteTemplate } from '../helpers/test-database.js';
+import { migratedDataDir } from '../helpers/test-database.js';
 import { assertServiceUnavailable } from './service-unavailable.js';
 import { createStore, type Store } from './stores.js';
 
@@ -22,8 +21,7 @@ const HEALTH_WITHIN_MS = 1_000;
 
 describe('the embedded database under a backlog of queries', () => {
   it('lets the event loop turn between queries, so that /health, timers and signals are served (PGlite runs on this thread)', async () => {
-    const dataDir = await scratchDir('funil-backlog-');
-    await cp(await pgliteTemplate(), dataDir, { recursive: true });
+    const dataDir = await migratedDataDir('funil-backlog-');
     // However slow the machine, the queries must wait for their turn rather than give up.
     const database = await openDatabase({
       dataDir,

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { cp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import pg from 'pg';
 import pino from 'pino';
 import { openDatabase } from '../../src/db/database.js';
-import { scratchDir } from '../helpers/scratch-dir.js';
-import { pgliteTemplate, postgresTestUrl, withDatabase } from '../helpers/test-database.js';
+import { migratedDataDir, postgresTestUrl, withDatabase } from '../helpers/test-database.js';
 
 /** Where a server process under test keeps its data, and a way to look at it once the process is gone. */
 export interface Store {
@@ -21,9 +20,8 @@ export async function createStore(backend: Store['backend']): Promise<Store> {
 }
 
 async function pgliteStore(): Promise<Store> {
-  const dataDir = await scratchDir('funil-fault-');
   // A migrated copy: a first PGlite start makes its cluster and migrates, which takes many seconds.
-  await cp(await pgliteTemplate(), dataDir, { recursive: true });
+  const dataDir = await migratedDataDir('funil-fault-');
   return {
     backend: 'pglite',
     env: { FUNIL_DATA_DIR: dataDir },

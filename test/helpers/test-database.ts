@@ -57,9 +57,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
 }
 
 export async function createPgliteDatabase(): Promise<TestDatabase> {
-  const template = await pgliteTemplate();
-  const dataDir = await scratchDir('funil-test-');
-  await cp(template, dataDir, { recursive: true });
+  const dataDir = await migratedDataDir('funil-test-');
   const database = await openDatabase({ dataDir, poolSize: 1, logger: silent });
   return {
     database,
