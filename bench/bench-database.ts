@@ -31,7 +31,6 @@ export async function benchApp(database: Database): Promise<FastifyInstance> {
       LOG_LEVEL: 'silent',
       FUNIL_BOOTSTRAP: 'false',
       FUNIL_RATE_LIMIT: '10000000',
-      FUNIL_TENANT_CONCURRENCY: '100000',
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_WEBHOOKS_DELIVER: 'false',
     }),

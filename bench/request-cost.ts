@@ -36,7 +36,6 @@ const funil = await buildApp({
     NODE_ENV: 'production',
     FUNIL_BOOTSTRAP: 'false',
     FUNIL_RATE_LIMIT: '10000000',
-    FUNIL_TENANT_CONCURRENCY: '100000',
     FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
     FUNIL_WEBHOOKS_DELIVER: 'false',
   }),

@@ -24,11 +24,12 @@ import { rejectMalformedIds } from './http/id-param.js';
 import { shedLoad } from './http/load-shedding.js';
 import { metrics } from './http/metrics.js';
 import { describeApi, serveDocsPage } from './http/openapi.js';
-import { limitRate, openRateLimitStore, perAddress, perTokenOrAddress } from './http/rate-limit.js';
+import { limitRateByAddress, limitRateByToken, openRateLimitStore } from './http/rate-limit.js';
 import { limitRequestTime } from './http/request-deadline.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
-import { capTenantConcurrency, defaultTenantConcurrency } from './http/tenant-share.js';
+import { TenantLines } from './http/tenant-lines.js';
+import { defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
 import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
@@ -137,14 +138,24 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   await app.register(
     async (external) => {
       keepPresentedTokens(external);
-      await limitRate(external, {
+      const rates = await limitRateByToken(external, {
         max: config.rateLimit,
         redis: rateLimitStore,
         nameSpace: 'funil:rate:external:',
-        keyOf: perTokenOrAddress((hash) => authenticator.knowsValid(hash)),
+        knowsValid: (hash) => authenticator.knowsValid(hash),
       });
+      // Each route's first hooks, in this order: a request with a token not known valid is counted
+      // against its address before the lookup; once authenticated it takes a place in its tenant's
+      // line (or is refused, uncounted), and only then counts against its token.
+      rates.countUnknownTokens(external);
       requireBearerToken(external, authenticator);
-      capTenantConcurrency(external, config.tenantConcurrency ?? defaultTenantConcurrency(database.stats().max));
+      const lines = new TenantLines({
+        share: config.tenantConcurrency ?? defaultTenantShare(database.stats().max),
+        maxWaiting: config.tenantQueue,
+        boundMs: config.databaseConnectTimeoutMs,
+      });
+      shareByTenantLines(external, lines, { beforeRefusal: rates.showTokenCounters });
+      rates.countTokens(external);
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, database.db);
       const listScanRows = config.listScanRows ?? defaultListScanRows(database.backend);
@@ -167,11 +178,10 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
 
   await app.register(
     async (admin) => {
-      await limitRate(admin, {
+      await limitRateByAddress(admin, {
         max: config.adminRateLimit,
         redis: rateLimitStore,
         nameSpace: 'funil:rate:admin:',
-        keyOf: perAddress,
       });
       requireAdminToken(admin, config.adminToken);
       rejectMalformedIds(admin);

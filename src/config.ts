@@ -40,8 +40,13 @@ export interface Config {
    * addresses and CIDR ranges. Never everyone: a client could then choose its own address.
    */
   readonly trustProxy: false | number | readonly string[];
-  /** Requests of one tenant in progress at once on this instance (SPEC §10: fair share); undefined: from the pool. */
+  /**
+   * Requests of one tenant served at once on this instance (SPEC §10: its share); the others wait in
+   * its line. Undefined: half the pool, at least 2.
+   */
   readonly tenantConcurrency: number | undefined;
+  /** Requests of one tenant that may wait in its line at once on this instance; past it, 429 (SPEC §10). */
+  readonly tenantQueue: number;
   /** The most rows a filtered list page reads; unset: 50,000 on the embedded database, no bound on PostgreSQL. */
   readonly listScanRows: number | undefined;
   /** Hot statements run as named prepared statements on PostgreSQL (off behind a pooler that cannot keep them). */
@@ -124,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env.FUNIL_TRUST_PROXY),
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
+    tenantQueue: integer(env, 'FUNIL_TENANT_QUEUE', 256, 0, 100_000),
     listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
     databasePreparedStatements: boolean(env, 'FUNIL_DB_PREPARED_STATEMENTS', true),
     embeddedSharedBuffersMb: integer(

@@ -152,7 +152,8 @@ describe('loadConfig', () => {
     assert.equal(config.requestTimeoutMs, 4_000);
     assert.equal(config.databaseStatementTimeoutMs, 3_000);
     assert.equal(config.databaseConnectTimeoutMs, 1_000);
-    assert.equal(config.tenantConcurrency, undefined, 'meaning half the pool, at least 4');
+    assert.equal(config.tenantConcurrency, undefined, 'meaning half the pool, at least 2');
+    assert.equal(config.tenantQueue, 256, "requests that may wait in a tenant's line (SPEC §10)");
     assert.equal(config.listScanRows, undefined, 'meaning 50,000 on the embedded database, no bound on PostgreSQL');
     assert.equal(config.maxEventLoopDelayMs, 500);
     assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the old generation');
@@ -164,6 +165,7 @@ describe('loadConfig', () => {
       FUNIL_DB_STATEMENT_TIMEOUT_MS: '20000',
       FUNIL_DB_CONNECT_TIMEOUT_MS: '1500',
       FUNIL_TENANT_CONCURRENCY: '12',
+      FUNIL_TENANT_QUEUE: '1000',
       FUNIL_LIST_SCAN_ROWS: '200000',
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_MAX_HEAP_USED_MB: '512',
@@ -172,6 +174,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseStatementTimeoutMs, 20_000);
     assert.equal(config.databaseConnectTimeoutMs, 1_500);
     assert.equal(config.tenantConcurrency, 12);
+    assert.equal(config.tenantQueue, 1_000);
     assert.equal(config.listScanRows, 200_000);
     assert.equal(config.maxEventLoopDelayMs, 0);
     assert.equal(config.maxHeapUsedMb, 512);
@@ -182,6 +185,7 @@ describe('loadConfig', () => {
       ['FUNIL_MAX_EVENT_LOOP_DELAY_MS', '1.5'],
       ['FUNIL_MAX_HEAP_USED_MB', 'lots'],
       ['FUNIL_TENANT_CONCURRENCY', '0'],
+      ['FUNIL_TENANT_QUEUE', '-1'],
       ['FUNIL_LIST_SCAN_ROWS', '5'],
     ] as const) {
       assert.throws(() => loadConfig({ [variable]: value }), errorNaming(variable), value);

@@ -1,12 +1,14 @@
 import { isIPv6 } from 'node:net';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { presentedToken } from '../auth/presented-token.js';
-import { ApiError } from '../shared/errors.js';
+import { tooManyRequests } from '../shared/errors.js';
 import { messages } from '../shared/messages.js';
 import { RateCounters } from './rate-counters.js';
+import { redisRateCounters } from './redis-rate-counters.js';
+import { appendRouteHook } from './route-hooks.js';
 
 /** Counters in Redis when a URL is given (shared by every instance), else in this process. */
 export async function openRateLimitStore(redisUrl: string | undefined, logger: Logger): Promise<Redis | undefined> {
@@ -31,19 +33,10 @@ export async function openRateLimitStore(redisUrl: string | undefined, logger: L
 
 export type RateLimitKey = (request: FastifyRequest) => string;
 
-/**
- * SPEC §10: a token known to be valid is its own bucket. Any other request, a made-up token
- * included, counts against its client address, decided before any database lookup: a flood of
- * invented tokens then meets one budget, not a fresh one per token.
- */
-export function perTokenOrAddress(knowsValid: (tokenHash: string) => boolean): RateLimitKey {
-  return (request) => {
-    const { hash } = presentedToken(request);
-    return hash !== undefined && knowsValid(hash) ? `token:${hash}` : perAddress(request);
-  };
-}
-
 export const perAddress: RateLimitKey = (request) => `ip:${addressKey(request.ip)}`;
+
+/** A token's own bucket; only asked once the token is known valid (after authentication). */
+export const perToken: RateLimitKey = (request) => `token:${presentedToken(request).hash}`;
 
 /**
  * An IPv4 address as it is; an IPv6 address by its /64, the block one subscriber gets, so that
@@ -63,29 +56,89 @@ export function addressKey(ip: string): string {
     .join(':')}::/64`;
 }
 
+type Limit = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>;
+type Check = (request: FastifyRequest, options?: { increment?: boolean }) => Promise<Limit>;
+
+/** The RateLimit-* headers of `limit` on the answer; past it, a 429 `rate_limited` with Retry-After. */
+function apply(reply: FastifyReply, limit: Limit, refuse = true): void {
+  if (limit.isAllowed) return;
+  reply.header('ratelimit-limit', limit.max);
+  reply.header('ratelimit-remaining', limit.remaining);
+  reply.header('ratelimit-reset', limit.ttlInSeconds);
+  if (refuse && limit.isExceeded) {
+    const seconds = Math.max(1, limit.ttlInSeconds);
+    throw tooManyRequests(messages.rateLimited(seconds), seconds);
+  }
+}
+
 /**
- * SPEC §10 for one scope: `max` requests per minute per key, RateLimit-* headers on every
- * answer, 429 `rate_limited` with Retry-After beyond it.
+ * SPEC §10 for one scope: `max` requests per minute per key, counted by @fastify/rate-limit in
+ * this process (RateCounters) or in Redis (redisRateCounters), the RateLimit-* headers on every
+ * answer, 429 `rate_limited` with Retry-After beyond it. The hooks that count are installed by the
+ * caller, each where it belongs among the scope's other hooks.
  */
-export async function limitRate(
+export async function rateLimiter(
   scope: FastifyInstance,
-  options: { max: number; redis: Redis | undefined; nameSpace: string; keyOf: RateLimitKey },
-): Promise<void> {
+  options: { max: number; redis: Redis | undefined; nameSpace: string },
+): Promise<(keyOf: RateLimitKey) => Check> {
   await scope.register(rateLimit, {
-    global: true,
+    // No hook of the library's own: the scope decides where each count is made.
+    global: false,
     max: options.max,
     timeWindow: 60_000,
-    hook: 'onRequest',
-    keyGenerator: options.keyOf,
-    redis: options.redis,
     // Without Redis: counters that other clients' traffic cannot evict (RateCounters).
-    ...(options.redis ? {} : { store: RateCounters }),
-    nameSpace: options.nameSpace,
+    store: options.redis ? redisRateCounters(options.redis, options.nameSpace) : RateCounters,
     skipOnError: true,
-    enableDraftSpec: true,
-    addHeadersOnExceeding: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true },
-    addHeaders: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true, 'retry-after': true },
-    errorResponseBuilder: (_request, context) =>
-      new ApiError(429, 'rate_limited', messages.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000)))),
   });
+  return (keyOf) => scope.createRateLimit({ keyGenerator: keyOf }) as Check;
+}
+
+/** Every request of `scope` counted against its client address (the admin API). */
+export async function limitRateByAddress(
+  scope: FastifyInstance,
+  options: { max: number; redis: Redis | undefined; nameSpace: string },
+): Promise<void> {
+  const byAddress = (await rateLimiter(scope, options))(perAddress);
+  scope.addHook('onRoute', (route) => {
+    appendRouteHook(route, 'onRequest', async (request, reply) => apply(reply, await byAddress(request)));
+  });
+}
+
+export interface TokenRateLimits {
+  /** Installs, at this point of each route's hooks, the count of a request whose token is not known valid against its address. */
+  countUnknownTokens(scope: FastifyInstance): void;
+  /** Installs, at this point of each route's hooks (after authentication), the count against the token. */
+  countTokens(scope: FastifyInstance): void;
+  /** Puts the token's counters on an answer that is not counted (a refusal of fair share). */
+  showTokenCounters(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+/**
+ * SPEC §10 on the external API. A request whose token is not known valid, a made-up one included,
+ * counts against its client address before anything else, and before any database lookup: a flood
+ * of invented tokens meets one budget, not a fresh one per token. Once authenticated (and admitted
+ * by fair share, whose refusals are not counted), a request counts against its token, whose
+ * counters its answer carries, on its first request too.
+ */
+export async function limitRateByToken(
+  scope: FastifyInstance,
+  options: { max: number; redis: Redis | undefined; nameSpace: string; knowsValid: (tokenHash: string) => boolean },
+): Promise<TokenRateLimits> {
+  const limiter = await rateLimiter(scope, options);
+  const byAddress = limiter(perAddress);
+  const byToken = limiter(perToken);
+  const unknownToken = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { hash } = presentedToken(request);
+    if (hash === undefined || !options.knowsValid(hash)) apply(reply, await byAddress(request));
+  };
+  const knownToken = async (request: FastifyRequest, reply: FastifyReply) => apply(reply, await byToken(request));
+  return {
+    countUnknownTokens: (routes) =>
+      routes.addHook('onRoute', (route) => appendRouteHook(route, 'onRequest', unknownToken)),
+    countTokens: (routes) =>
+      routes.addHook('onRoute', (route) => {
+        if (!route.config?.public) appendRouteHook(route, 'onRequest', knownToken);
+      }),
+    showTokenCounters: async (request, reply) => apply(reply, await byToken(request, { increment: false }), false),
+  };
 }

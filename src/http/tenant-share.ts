@@ -1,12 +1,19 @@
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import { tooManyRequests } from '../shared/errors.js';
 import { messages } from '../shared/messages.js';
 import { principalOf } from './authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from './route-hooks.js';
+import type { Place, TenantLines } from './tenant-lines.js';
 
-/** One request's share of its tenant's cap, held while the request is answered or its handler runs. */
+/** One request's place in its tenant's line, given back once its answer is out and its handler has ended. */
 interface Hold {
-  readonly tenantId: string;
+  readonly place: Place;
   refs: number;
 }
 
@@ -27,63 +34,77 @@ declare module 'fastify' {
 const RETRY_AFTER_SECONDS = 1;
 
 /**
- * Half the database pool, at least 4: one tenant can never hold every connection, and a client
- * with a few parallel workers is not refused. The queries waiting for a connection take turns by
- * tenant besides (db/connection-queue.ts).
+ * Half the database pool, at least 2, requests of one tenant served at once on an instance: one
+ * tenant never holds every connection, and on the embedded database (one connection, taken in
+ * turns by tenant) a tenant's next request is ready the moment its last query ends.
  */
-export function defaultTenantConcurrency(poolSize: number): number {
-  return Math.max(4, Math.ceil(poolSize / 2));
+export function defaultTenantShare(poolSize: number): number {
+  return Math.max(2, Math.ceil(poolSize / 2));
+}
+
+export interface TenantShareOptions {
+  /** Called before a refusal is thrown, to put on it what every answer carries (the token's rate-limit counters). */
+  beforeRefusal?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }
 
 /**
- * SPEC §10, fair share: at most `perTenant` requests of one tenant at once on this instance, each
- * authenticated request holding a share until its answer is sent and its handler has ended,
- * whichever is later (the deadline may answer 503 while a query still runs, and that query is
- * still the tenant's). Past the cap, a 429 at once, so that a tenant flooding the service waits in
- * its own queue rather than in everyone's.
+ * SPEC §10, fair share by waiting in line (tenant-lines.ts). Once the tenant is known, a request
+ * gets a place in its tenant's line, or a 429 at once when the line is full or too slow; then,
+ * its body read and checked, it waits for service, within its budget for waiting (a 503 past it),
+ * before the handler and anything else that touches the database. The place is given back once
+ * the answer is out and the handler has ended, whichever is later (the deadline may answer 503
+ * while a query still runs, and that query is still the tenant's).
  *
  * Installed in a scope after `requireBearerToken`: its hook runs once the tenant is known.
  */
-export function capTenantConcurrency(app: FastifyInstance, perTenant: number): void {
-  const inUse = new Map<string, number>();
+export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, options: TenantShareOptions = {}): void {
   app.decorateRequest(HOLD, null);
 
-  const take = (tenantId: string) => inUse.set(tenantId, (inUse.get(tenantId) ?? 0) + 1);
-  const release = (hold: Hold) => {
-    if (--hold.refs > 0) return;
-    const left = (inUse.get(hold.tenantId) ?? 1) - 1;
-    if (left > 0) inUse.set(hold.tenantId, left);
-    else inUse.delete(hold.tenantId);
+  const release = (hold: Hold, reply: FastifyReply) => {
+    if (--hold.refs === 0) hold.place.leave(reply.statusCode !== 503);
   };
 
-  const admit: onRequestAsyncHookHandler = async (request, reply) => {
-    const { tenantId } = principalOf(request);
-    if ((inUse.get(tenantId) ?? 0) >= perTenant) {
-      throw tooManyRequests(messages.tenantBusy(RETRY_AFTER_SECONDS), RETRY_AFTER_SECONDS);
+  const join: onRequestAsyncHookHandler = async (request, reply) => {
+    const place = lines.join(principalOf(request).tenantId);
+    if (place === 'full' || place === 'slow') {
+      await options.beforeRefusal?.(request, reply);
+      throw tooManyRequests(messages.tenantLineFull(RETRY_AFTER_SECONDS), RETRY_AFTER_SECONDS);
     }
-    take(tenantId);
-    const hold: Hold = { tenantId, refs: 1 };
+    const hold: Hold = { place, refs: 1 };
     request[HOLD] = hold;
     // Emitted once the answer is out or the client has gone, whichever comes first.
-    reply.raw.once('close', () => release(hold));
+    reply.raw.once('close', () => release(hold, reply));
+  };
+
+  const waitForService: preHandlerAsyncHookHandler = async (request) => {
+    const hold = request[HOLD];
+    const waiting = hold?.place.serve(request.waitBudget.leftMs);
+    if (waiting === undefined) return;
+    const started = performance.now();
+    try {
+      await waiting;
+    } finally {
+      // The line is part of the wait for connections: what is spent here is not spent again there.
+      request.waitBudget.leftMs -= performance.now() - started;
+    }
   };
 
   const holdWhileRunning = (handler: RouteHandler): RouteHandler =>
     async function (this: FastifyInstance, request, reply) {
       const hold = request[HOLD];
-      if (hold == null) return handler.call(this, request, reply);
-      // A client that left before the handler began has released its share: the handler takes it back.
-      if (hold.refs++ === 0) take(hold.tenantId);
+      if (hold == null || hold.refs === 0) return handler.call(this, request, reply);
+      hold.refs++;
       try {
         return await handler.call(this, request, reply);
       } finally {
-        release(hold);
+        release(hold, reply);
       }
     };
 
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
-    appendRouteHook(route, 'onRequest', admit);
+    appendRouteHook(route, 'onRequest', join);
+    appendRouteHook(route, 'preHandler', waitForService);
     wrapRouteHandler(route, holdWhileRunning);
   });
 }

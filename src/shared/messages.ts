@@ -67,9 +67,9 @@ export const messages = {
     pt: 'O servidor está sendo desligado. Tente novamente.',
     en: 'The server is shutting down. Try again.',
   },
-  tenantBusy: (seconds: number) => ({
-    pt: `Esta conta já tem o máximo de requisições em andamento. Tente novamente em ${seconds} s.`,
-    en: `This account already has as many requests in progress as it may. Try again in ${seconds} s.`,
+  tenantLineFull: (seconds: number) => ({
+    pt: `Há requisições demais desta conta esperando a vez. Tente novamente em ${seconds} s.`,
+    en: `Too many of this account's requests are waiting their turn. Try again in ${seconds} s.`,
   }),
   rateLimited: (seconds: number) => ({
     pt: `Limite de requisições atingido. Tente novamente em ${seconds} s.`,

@@ -19,7 +19,6 @@ for (const backend of BACKENDS) {
       const server = await startServer({
         ...store.env,
         FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_TENANT_CONCURRENCY: '100000',
         FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       });
       servers.push(server);

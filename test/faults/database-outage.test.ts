@@ -150,7 +150,6 @@ describe('a PostgreSQL outage under load (SPEC §2, §12)', { skip: ownPostgresS
       running = await startServer({
         DATABASE_URL: own.url,
         FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_TENANT_CONCURRENCY: '100000',
       });
       token = printedToken(running.output());
     }

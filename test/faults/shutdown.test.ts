@@ -36,7 +36,6 @@ for (const backend of BACKENDS) {
       server = await startServer({
         ...store.env,
         FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_TENANT_CONCURRENCY: '100000',
         // Load shedding has a suite of its own; here a stalled CI machine must not turn the request
         // received before the signal into a shed 503.
         FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',

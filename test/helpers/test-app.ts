@@ -24,8 +24,6 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Suites send hundreds of requests with one token; the rate-limit suite sets its own limits.
     FUNIL_RATE_LIMIT: '1000000',
     FUNIL_ADMIN_RATE_LIMIT: '1000000',
-    // And as many requests at once as they like: fair share has tests of its own.
-    FUNIL_TENANT_CONCURRENCY: '100000',
     // Route suites share two busy cores with other suites: a lagging event loop must not shed their
     // requests. Load shedding has tests of its own.
     FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',

@@ -5,7 +5,8 @@ import { API, TestContext, type TestTenant } from '../helpers/test-app.js';
 
 // The embedded default, where one connection serves every tenant (SPEC §10, fair share).
 describe("an authenticated request waits for a connection in its tenant's turn", () => {
-  const ctx = new TestContext('pglite');
+  // Three of a tenant's requests served at once, so that all three wait for the connection itself.
+  const ctx = new TestContext('pglite', { FUNIL_TENANT_CONCURRENCY: '3' });
   let flooder: TestTenant;
   let quiet: TestTenant;
   before(async () => {

@@ -341,7 +341,7 @@ describeEachBackend(
     test('past FUNIL_RATE_LIMIT, a JSON-RPC request is a 429 with Retry-After, as a REST request is', async () => {
       const url = await mcpUrl(ctx.app);
       const tenant = await ctx.tenant();
-      // A token is counted as itself once known valid; its first request, by the address it came from.
+      // A token's first request is counted against the address it came from, and against the token.
       assert.equal((await ctx.request('GET', '/api/external/v1/token', { token: tenant.token })).status, 200);
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
@@ -360,7 +360,7 @@ describeEachBackend(
           assert.equal((await res.json()).code, 'rate_limited');
         } else await res.arrayBuffer();
       }
-      assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+      assert.deepEqual(statuses, [200, 200, 429, 429, 429]);
       // The token's budget is one: REST is refused too.
       const rest = await ctx.request('GET', '/api/external/v1/leads', { token: tenant.token });
       assert.equal(rest.status, 429);

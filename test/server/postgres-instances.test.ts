@@ -43,7 +43,6 @@ describe('several instances on one PostgreSQL (SPEC §5.4, §11)', {
       DATABASE_URL: databaseUrl,
       FUNIL_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'info',
-      FUNIL_TENANT_CONCURRENCY: '100',
     };
     servers = await Promise.all([startServer(env), startServer(env)]);
     const tokens = servers.map((server) => printedToken(server.output())).filter(Boolean);

@@ -16,7 +16,6 @@ const WEBHOOK_ENV = {
   FUNIL_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN,
   FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
   FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
-  FUNIL_TENANT_CONCURRENCY: '100',
 };
 const SCOPES = ['leads:read', 'leads:write', 'webhooks:read', 'webhooks:write'];
 
