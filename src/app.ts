@@ -29,7 +29,7 @@ import { limitRequestTime } from './http/request-deadline.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
 import { TenantLines } from './http/tenant-lines.js';
-import { defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
+import { defaultRequestConcurrency, defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
 import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
@@ -149,10 +149,13 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       // line (or is refused, uncounted), and only then counts against its token.
       rates.countUnknownTokens(external);
       requireBearerToken(external, authenticator);
+      const poolSize = database.stats().max;
       const lines = new TenantLines({
-        share: config.tenantConcurrency ?? defaultTenantShare(database.stats().max),
+        share: config.tenantConcurrency ?? defaultTenantShare(poolSize),
+        capacity: config.requestConcurrency ?? defaultRequestConcurrency(database.backend, poolSize),
         maxWaiting: config.tenantQueue,
         boundMs: config.databaseConnectTimeoutMs,
+        connectionWaitMs: (tenant) => database.expectedWaitMs(tenant),
       });
       shareByTenantLines(external, lines, { beforeRefusal: rates.showTokenCounters });
       rates.countTokens(external);

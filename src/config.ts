@@ -47,6 +47,11 @@ export interface Config {
   readonly tenantConcurrency: number | undefined;
   /** Requests of one tenant that may wait in its line at once on this instance; past it, 429 (SPEC §10). */
   readonly tenantQueue: number;
+  /**
+   * Requests served at once on this instance, all tenants together; the others wait in their
+   * tenants' lines, which take turns. Undefined: twice the pool on PostgreSQL, 4 on the embedded database.
+   */
+  readonly requestConcurrency: number | undefined;
   /** The most rows a filtered list page reads; unset: 50,000 on the embedded database, no bound on PostgreSQL. */
   readonly listScanRows: number | undefined;
   /** Hot statements run as named prepared statements on PostgreSQL (off behind a pooler that cannot keep them). */
@@ -130,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: integer(env, 'FUNIL_RATE_LIMIT', 1200, 1, 10_000_000),
     tenantConcurrency: optionalInteger(env, 'FUNIL_TENANT_CONCURRENCY', 1, 100_000),
     tenantQueue: integer(env, 'FUNIL_TENANT_QUEUE', 256, 0, 100_000),
+    requestConcurrency: optionalInteger(env, 'FUNIL_REQUEST_CONCURRENCY', 1, 100_000),
     listScanRows: optionalInteger(env, 'FUNIL_LIST_SCAN_ROWS', 10, 100_000_000),
     databasePreparedStatements: boolean(env, 'FUNIL_DB_PREPARED_STATEMENTS', true),
     embeddedSharedBuffersMb: integer(

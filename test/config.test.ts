@@ -154,6 +154,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseConnectTimeoutMs, 1_000);
     assert.equal(config.tenantConcurrency, undefined, 'meaning half the pool, at least 2');
     assert.equal(config.tenantQueue, 256, "requests that may wait in a tenant's line (SPEC §10)");
+    assert.equal(config.requestConcurrency, undefined, 'meaning twice the pool, 4 on the embedded database');
     assert.equal(config.listScanRows, undefined, 'meaning 50,000 on the embedded database, no bound on PostgreSQL');
     assert.equal(config.maxEventLoopDelayMs, 500);
     assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the old generation');
@@ -166,6 +167,7 @@ describe('loadConfig', () => {
       FUNIL_DB_CONNECT_TIMEOUT_MS: '1500',
       FUNIL_TENANT_CONCURRENCY: '12',
       FUNIL_TENANT_QUEUE: '1000',
+      FUNIL_REQUEST_CONCURRENCY: '64',
       FUNIL_LIST_SCAN_ROWS: '200000',
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_MAX_HEAP_USED_MB: '512',
@@ -175,6 +177,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseConnectTimeoutMs, 1_500);
     assert.equal(config.tenantConcurrency, 12);
     assert.equal(config.tenantQueue, 1_000);
+    assert.equal(config.requestConcurrency, 64);
     assert.equal(config.listScanRows, 200_000);
     assert.equal(config.maxEventLoopDelayMs, 0);
     assert.equal(config.maxHeapUsedMb, 512);
@@ -186,6 +189,7 @@ describe('loadConfig', () => {
       ['FUNIL_MAX_HEAP_USED_MB', 'lots'],
       ['FUNIL_TENANT_CONCURRENCY', '0'],
       ['FUNIL_TENANT_QUEUE', '-1'],
+      ['FUNIL_REQUEST_CONCURRENCY', '0'],
       ['FUNIL_LIST_SCAN_ROWS', '5'],
     ] as const) {
       assert.throws(() => loadConfig({ [variable]: value }), errorNaming(variable), value);

@@ -1,3 +1,5 @@
+import { RecentTimes } from '../shared/recent-times.js';
+
 /** Read as pg-pool's own timeout is (`isDatabaseUnavailable`): a 503. */
 export class ConnectionWaitTimeout extends Error {
   constructor() {
@@ -13,6 +15,8 @@ interface Waiter {
 }
 
 const ADMITTED = Promise.resolve();
+/** How many of the latest checkouts the typical hold of a connection is read from. */
+const HOLDS_KEPT = 32;
 
 /**
  * Who takes the next free database connection (SPEC §10, fair share): the tenants waiting for one
@@ -30,9 +34,25 @@ export class ConnectionQueue {
   /** Each waiting party's line, in the order their turns come (a Map keeps insertion order). */
   readonly #lines = new Map<string, Waiter[]>();
   #waiting = 0;
+  readonly #holds = new RecentTimes(HOLDS_KEPT);
 
-  constructor(places: number) {
+  constructor(private readonly places: number) {
     this.#free = places;
+  }
+
+  /**
+   * How long a new checkout of `party` would wait, by the turns: before it, each party waiting takes
+   * as many places as `party` has waiting, plus one (a party with fewer, all of its own), each held
+   * for the recent typical time, `places` at a time. 0 while a place is free and nobody waits.
+   */
+  expectedWaitMs(party: string): number {
+    if (this.#waiting === 0 && this.#free > 0) return 0;
+    const holdMs = this.#holds.median();
+    if (Number.isNaN(holdMs)) return 0;
+    const own = this.#lines.get(party)?.length ?? 0;
+    let ahead = own + 1;
+    for (const [other, line] of this.#lines) if (other !== party) ahead += Math.min(line.length, own + 1);
+    return (ahead * holdMs) / this.places;
   }
 
   /** How many checkouts wait for a place. */
@@ -71,8 +91,9 @@ export class ConnectionQueue {
     });
   }
 
-  /** Gives a place back: to the party whose turn it is, else to the free places. */
-  leave(): void {
+  /** Gives a place back, held `heldMs` (when measured): to the party whose turn it is, else to the free places. */
+  leave(heldMs?: number): void {
+    if (heldMs !== undefined) this.#holds.add(heldMs);
     // Nobody waiting, as is usual below capacity: no iterator to make.
     const turn = this.#waiting === 0 ? undefined : this.#lines.entries().next();
     if (turn === undefined || turn.done) {

@@ -66,11 +66,12 @@ function placed(queue: ConnectionQueue, pending: Promise<PoolClient>): Promise<P
     (client) => {
       // pg-pool sets `release` afresh at every checkout, so this wraps this checkout's only.
       const release = client.release;
+      const since = performance.now();
       let released = false;
       client.release = (error?: Error | boolean) => {
         if (!released) {
           released = true;
-          queue.leave();
+          queue.leave(performance.now() - since);
         }
         return release(error);
       };

@@ -40,6 +40,8 @@ export interface Database {
   ping(timeoutMs?: number): Promise<boolean>;
   /** The connection pool right now, for metrics (PGlite: a pool of one). */
   stats(): PoolStats;
+  /** How long a query of `party` (a tenant) asking for a connection now would wait, from the recent holds (connection-queue.ts). */
+  expectedWaitMs(party: string): number;
   close(): Promise<void>;
 }
 
@@ -267,6 +269,7 @@ function fromPool(
         clearTimeout(timer);
       }
     },
+    expectedWaitMs: (party) => queue.expectedWaitMs(party),
     stats() {
       return {
         max: pool.options.max,

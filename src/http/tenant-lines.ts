@@ -1,24 +1,30 @@
 import { ConnectionWaitTimeout } from '../db/connection-queue.js';
+import { RecentTimes } from '../shared/recent-times.js';
 
 export interface TenantLinesOptions {
   /** Requests of one tenant served at once on this instance (its share of the database's connections). */
   readonly share: number;
+  /** Requests served at once on this instance, all tenants together; unbounded when absent. */
+  readonly capacity?: number;
   /** Requests of one tenant that may wait at once; past it, the next is refused. */
   readonly maxWaiting: number;
   /** The longest wait worth joining a line for (SPEC §10's bounded wait); a longer predicted wait is refused. */
   readonly boundMs: number;
+  /** How long a query of the tenant asking for a database connection now would wait (Database.expectedWaitMs). */
+  readonly connectionWaitMs?: (tenant: string) => number;
 }
 
 /** Why a request was refused a place: its tenant's line is full, or too slow to serve it within the bound. */
 export type Refusal = 'full' | 'slow';
 
 interface Line {
+  readonly tenant: string;
   /** Places handed out and not given back: requests waiting, being read, or served. */
   held: number;
   serving: number;
   readonly waiting: Waiter[];
-  /** The tenant's recent service time (a moving average), NaN until its first request is served. */
-  serviceMs: number;
+  /** The tenant's recent service times. */
+  readonly served: RecentTimes;
 }
 
 interface Waiter {
@@ -26,55 +32,85 @@ interface Waiter {
   readonly timer: NodeJS.Timeout;
 }
 
-/**
- * How much of each new measurement the moving averages take: more of a faster one, so that a line
- * slowed for a moment (a stall of the database) is trusted again within a few requests.
- */
-const WEIGHT_UP = 0.25;
-const WEIGHT_DOWN = 0.5;
+/** How many of a tenant's latest requests its service time is read from, and of every tenant's. */
+const SERVED_KEPT = 16;
+const ALL_SERVED_KEPT = 64;
 
 /**
- * SPEC §10, fair share by waiting in line: each tenant has `share` places in service on this
- * instance; its other requests wait in its own line, first come first served, and a request takes
- * the next free place when one is given back. The tenants' lines are independent: one tenant's
- * queue never delays another's requests here, and the connections they then ask for are taken in
- * turns by tenant (db/connection-queue.ts).
+ * SPEC §10, fair share by waiting in line. Each tenant has `share` places in service on this
+ * instance, and all tenants together `capacity`; a tenant's other requests wait in its own line,
+ * first come first served, and the lines take turns for the places given back, one place each,
+ * so that a quiet tenant waits for at most one request of each busy tenant, never for a busy
+ * tenant's whole line. The connections the requests in service ask for are taken in turns by
+ * tenant too (db/connection-queue.ts).
  *
- * A request is refused at once (never after waiting) when its tenant's line is full, or when the
- * wait it would face is already known to exceed the bound: the requests ahead of it, at the
- * tenant's recent service time, cannot be served within it. That decision is made before the work
- * piles up, from the line's length and measured times, not by a timer that a busy event loop would
- * fire late.
+ * A request is refused at once (never after waiting) when its tenant's line is full, or when it is
+ * already known that it could not be answered within the bound: the requests ahead of it in its
+ * line (at the tenant's recent service time), in the turns of every line (at every tenant's), or
+ * for a database connection (at the recent time each holds one), and then its own work, take
+ * longer. That
+ * decision is made before the work piles up, from lengths and measured times (medians, which one
+ * stall does not move), not by a timer that a busy event loop would fire late. And the capacity
+ * keeps the work in service to what the process can answer within the bound, however many
+ * tenants call at once.
  */
 export class TenantLines {
   readonly #lines = new Map<string, Line>();
-  /** Every tenant's recent service time: the estimate for a tenant not yet measured. */
-  #serviceMs = Number.NaN;
+  /** The lines with requests waiting, in the order of their turns (a Map keeps insertion order). */
+  readonly #turns = new Map<string, Line>();
+  #serving = 0;
+  #waiting = 0;
+  readonly #served = new RecentTimes(ALL_SERVED_KEPT);
+  readonly #capacity: number;
 
-  constructor(readonly options: TenantLinesOptions) {}
+  constructor(readonly options: TenantLinesOptions) {
+    this.#capacity = options.capacity ?? Number.POSITIVE_INFINITY;
+  }
 
   /** Asks for a place in `tenant`'s line: a Place to wait with, or why none is given. */
   join(tenant: string): Place | Refusal {
     const { share, maxWaiting, boundMs } = this.options;
     let line = this.#lines.get(tenant);
-    if (line !== undefined) {
-      // Every place past the share is a request that waits, or will.
-      if (line.held >= share + maxWaiting) return 'full';
-      if (this.predictedWaitMs(line) > boundMs) return 'slow';
-    } else {
-      line = { held: 0, serving: 0, waiting: [], serviceMs: Number.NaN };
+    // Every place past the share is a request that waits, or will.
+    if (line !== undefined && line.held >= share + maxWaiting) return 'full';
+    if (this.predictedMs(tenant, line) > boundMs) return 'slow';
+    if (line === undefined) {
+      line = { tenant, held: 0, serving: 0, waiting: [], served: new RecentTimes(SERVED_KEPT) };
       this.#lines.set(tenant, line);
     }
     line.held++;
-    return new Place(this, tenant, line);
+    return new Place(this, line);
   }
 
-  /** The wait a request joining `line` now would face: the places ahead of it, served `share` at a time. */
-  predictedWaitMs(line: Line): number {
-    const ahead = line.held - this.options.share + 1;
-    if (ahead <= 0) return 0;
-    const serviceMs = Number.isNaN(line.serviceMs) ? this.#serviceMs : line.serviceMs;
-    return Number.isNaN(serviceMs) ? 0 : (ahead * serviceMs) / this.options.share;
+  /**
+   * When a request joining `tenant`'s line now would be answered: its wait, the longest of three
+   * (the places of its line ahead of it, served `share` at a time; the turns of every line ahead
+   * of it, served `capacity` at a time; the queries ahead of it for a connection), and then its own
+   * service, at the tenant's recent time (else every tenant's).
+   */
+  predictedMs(tenant: string, line: Line | undefined): number {
+    let wait = this.options.connectionWaitMs?.(tenant) ?? 0;
+    const { share } = this.options;
+    // The tenant's own times for its own line: another tenant's (a flood of expensive lists) say
+    // nothing of what this one sends, and would turn away an ordinary client's first burst.
+    const own = line?.served.median() ?? Number.NaN;
+    const every = this.#served.median();
+    const ahead = (line?.held ?? 0) - share + 1;
+    if (ahead > 0 && !Number.isNaN(own)) wait = Math.max(wait, (ahead * own) / share);
+    if (this.#serving >= this.#capacity && !Number.isNaN(every)) {
+      // Before its turn, each line waiting serves as many requests as this one has waiting, plus one.
+      const mine = Math.max(0, (line?.held ?? 0) - (line?.serving ?? 0));
+      let turns = mine + 1;
+      for (const other of this.#turns.values()) if (other !== line) turns += Math.min(other.waiting.length, mine + 1);
+      wait = Math.max(wait, (turns * every) / this.#capacity);
+    }
+    const service = Number.isNaN(own) ? every : own;
+    return Number.isNaN(service) ? wait : wait + service;
+  }
+
+  /** For metrics: the requests served and waiting on this instance, all tenants together. */
+  totals(): { serving: number; waiting: number } {
+    return { serving: this.#serving, waiting: this.#waiting };
   }
 
   /** For metrics and tests: how many of `tenant`'s requests hold a place, and how many of those are served. */
@@ -83,55 +119,75 @@ export class TenantLines {
     return { held: line?.held ?? 0, serving: line?.serving ?? 0, waiting: line?.waiting.length ?? 0 };
   }
 
-  /** Takes a place in service in `line` if one is free and nobody waits before it. */
+  /**
+   * Takes a place in service in `line` if its share and the capacity allow and nobody of its line
+   * waits before it. (While the capacity has room, no line that may be served waits: each place
+   * given back goes to the next such line at once.)
+   */
   tryServe(line: Line): boolean {
-    if (line.serving >= this.options.share || line.waiting.length > 0) return false;
+    if (line.serving >= this.options.share || line.waiting.length > 0 || this.#serving >= this.#capacity) return false;
     line.serving++;
+    this.#serving++;
     return true;
   }
 
-  /** Puts `waiter` at the end of `line`: `leave` admits it in turn, unless it is withdrawn first. */
+  /** Puts `waiter` at the end of `line`, whose turn comes in `leave`, unless it is withdrawn first. */
   enqueue(line: Line, waiter: Waiter): void {
     line.waiting.push(waiter);
+    this.#waiting++;
+    if (!this.#turns.has(line.tenant)) this.#turns.set(line.tenant, line);
   }
 
   /** Takes `waiter` out of `line` (it timed out, or its request ended while it waited). */
   withdraw(line: Line, waiter: Waiter): void {
     clearTimeout(waiter.timer);
     const at = line.waiting.indexOf(waiter);
-    if (at >= 0) line.waiting.splice(at, 1);
+    if (at < 0) return;
+    line.waiting.splice(at, 1);
+    this.#waiting--;
+    if (line.waiting.length === 0) this.#turns.delete(line.tenant);
   }
 
   /**
-   * Gives back a place: if it was in service, the next waiting request takes it, and its time is
+   * Gives back a place: if it was in service, the line whose turn it is takes it, and its time is
    * measured unless `servedMs` is undefined or it is not to be `measured`.
    */
-  leave(tenant: string, line: Line, servedMs: number | undefined, measured: boolean): void {
+  leave(line: Line, servedMs: number | undefined, measured: boolean): void {
     line.held--;
     if (servedMs !== undefined) {
       line.serving--;
+      this.#serving--;
       if (measured) {
-        // One request served past the bound says no more than that the bound was passed.
-        const sample = Math.min(servedMs, this.options.boundMs);
-        line.serviceMs = average(line.serviceMs, sample);
-        this.#serviceMs = average(this.#serviceMs, sample);
+        line.served.add(servedMs);
+        this.#served.add(servedMs);
       }
-      const next = line.waiting.shift();
-      if (next !== undefined) {
-        clearTimeout(next.timer);
-        line.serving++;
-        next.admit();
-      }
+      this.#dispatch();
     }
-    // A tenant with nothing in its line costs nothing: its next request starts afresh, estimated
-    // at every tenant's recent service time.
-    if (line.held === 0) this.#lines.delete(tenant);
+    // A tenant with nothing in its line costs nothing: its next request starts afresh.
+    if (line.held === 0) this.#lines.delete(line.tenant);
   }
-}
 
-function average(previous: number, sample: number): number {
-  if (Number.isNaN(previous)) return sample;
-  return previous + (sample < previous ? WEIGHT_DOWN : WEIGHT_UP) * (sample - previous);
+  /** Gives free places to the lines in turn: each line below its share takes one and goes to the back. */
+  #dispatch(): void {
+    while (this.#serving < this.#capacity) {
+      let next: Line | undefined;
+      for (const line of this.#turns.values()) {
+        if (line.serving < this.options.share) {
+          next = line;
+          break;
+        }
+      }
+      if (next === undefined) return;
+      const waiter = next.waiting.shift() as Waiter;
+      this.#waiting--;
+      this.#turns.delete(next.tenant);
+      if (next.waiting.length > 0) this.#turns.set(next.tenant, next);
+      clearTimeout(waiter.timer);
+      next.serving++;
+      this.#serving++;
+      waiter.admit();
+    }
+  }
 }
 
 /**
@@ -145,7 +201,6 @@ export class Place {
 
   constructor(
     private readonly lines: TenantLines,
-    private readonly tenant: string,
     private readonly line: Line,
   ) {}
 
@@ -196,6 +251,6 @@ export class Place {
     // line. Its promise is left pending; nothing waits on it any more.
     if (this.#waiter !== undefined) this.lines.withdraw(this.line, this.#waiter);
     const servedMs = this.#servedSince === undefined ? undefined : performance.now() - this.#servedSince;
-    this.lines.leave(this.tenant, this.line, servedMs, measured);
+    this.lines.leave(this.line, servedMs, measured);
   }
 }

@@ -5,6 +5,7 @@ import type {
   onRequestAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { tooManyRequests } from '../shared/errors.js';
 import { messages } from '../shared/messages.js';
 import { principalOf } from './authenticate.js';
@@ -42,6 +43,16 @@ export function defaultTenantShare(poolSize: number): number {
   return Math.max(2, Math.ceil(poolSize / 2));
 }
 
+/**
+ * Requests served at once on an instance, all tenants together: twice the pool on PostgreSQL (half
+ * of them hold a connection while the others read or answer), 4 on the embedded database, whose
+ * queries run on this process's one thread. Past it, the work in progress would only share the
+ * same cores more thinly, and every answer would come later.
+ */
+export function defaultRequestConcurrency(backend: 'pglite' | 'postgres', poolSize: number): number {
+  return backend === 'postgres' ? 2 * poolSize : 4;
+}
+
 export interface TenantShareOptions {
   /** Called before a refusal is thrown, to put on it what every answer carries (the token's rate-limit counters). */
   beforeRefusal?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -59,6 +70,7 @@ export interface TenantShareOptions {
  */
 export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, options: TenantShareOptions = {}): void {
   app.decorateRequest(HOLD, null);
+  const refusals = app.hasDecorator('metricsRegistry') ? measureLines(app.metricsRegistry, lines) : undefined;
 
   const release = (hold: Hold, reply: FastifyReply) => {
     if (--hold.refs === 0) hold.place.leave(reply.statusCode !== 503);
@@ -67,6 +79,7 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
   const join: onRequestAsyncHookHandler = async (request, reply) => {
     const place = lines.join(principalOf(request).tenantId);
     if (place === 'full' || place === 'slow') {
+      refusals?.inc({ reason: place });
       await options.beforeRefusal?.(request, reply);
       throw tooManyRequests(messages.tenantLineFull(RETRY_AFTER_SECONDS), RETRY_AFTER_SECONDS);
     }
@@ -106,5 +119,25 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
     appendRouteHook(route, 'onRequest', join);
     appendRouteHook(route, 'preHandler', waitForService);
     wrapRouteHandler(route, holdWhileRunning);
+  });
+}
+
+/** On /metrics: the requests in service and waiting in the tenants' lines, and the refusals by reason. */
+function measureLines(registry: Registry, lines: TenantLines): Counter<'reason'> {
+  for (const state of ['serving', 'waiting'] as const) {
+    new Gauge({
+      name: `funil_tenant_line_${state}_requests`,
+      help: `Requests ${state === 'serving' ? 'served' : "waiting in their tenants' lines"} on this instance (SPEC §10, fair share).`,
+      registers: [registry],
+      collect() {
+        this.set(lines.totals()[state]);
+      },
+    });
+  }
+  return new Counter({
+    name: 'funil_tenant_line_refusals_total',
+    help: "Requests refused at once (429) by fair share: the tenant's line was full, or too slow to answer within the bound.",
+    labelNames: ['reason'],
+    registers: [registry],
   });
 }

@@ -25,6 +25,24 @@ describe('ConnectionQueue: the turns of the parties waiting for a connection', (
     assert.equal(queue.waiting, 0);
   });
 
+  it('predicts the wait of a new checkout from the turns ahead of it and the typical recent hold, unmoved by one stall', async () => {
+    const queue = new ConnectionQueue(1);
+    assert.equal(queue.expectedWaitMs('quiet'), 0, 'a place free, nobody waiting');
+    await queue.enter('busy', 1_000);
+    // Holds of 40 ms, and one stall of 2 s that the median does not take for the typical hold.
+    for (const ms of [40, 40, 2_000, 40, 40]) {
+      queue.leave(ms);
+      await queue.enter('busy', 1_000);
+    }
+    const waits = [1, 2, 3].map(() => queue.enter('busy', 5_000).catch(() => {}));
+    // A quiet party waits for its own turn and one of the busy party's: 2 holds.
+    assert.equal(queue.expectedWaitMs('quiet'), 80);
+    // The busy party's next query waits behind its own three: 4 holds.
+    assert.equal(queue.expectedWaitMs('busy'), 160);
+    for (let i = 0; i < 4; i++) queue.leave();
+    await Promise.all(waits);
+  });
+
   it('takes a waiter that ran out of time out of its line, and the freed place goes to the next one', async () => {
     const queue = new ConnectionQueue(1);
     await queue.enter('a', 1_000);

@@ -41,8 +41,36 @@ describe("a tenant's line (SPEC §10: fair share by waiting in line)", () => {
     assert.equal(quiet.serve(1_000), undefined, 'served at once');
   });
 
-  it('refuses at once a request whose predicted wait exceeds the bound, from the measured service time', async () => {
-    const lines = new TenantLines({ share: 1, maxWaiting: 100, boundMs: 100 });
+  it('serves at most `capacity` requests of all tenants at once, the lines taking turns for the places given back', async () => {
+    const lines = new TenantLines({ share: 2, capacity: 2, maxWaiting: 10, boundMs: 60_000 });
+    const served: string[] = [];
+    const ask = (tenant: string, label: string) => {
+      const place = placeOf(lines, tenant);
+      const waiting = place.serve(5_000) ?? Promise.resolve();
+      return { place, done: waiting.then(() => served.push(label)) };
+    };
+    const busy = ['a1', 'a2', 'a3', 'a4', 'a5'].map((label) => ask('a', label));
+    const quiet = ask('b', 'b1');
+    await sleep(5);
+    assert.deepEqual(served, ['a1', 'a2']);
+    // The busy line began waiting first: its turn first, then the quiet one's, before the busy one's next.
+    busy[0]?.place.leave();
+    await sleep(5);
+    assert.deepEqual(served, ['a1', 'a2', 'a3']);
+    busy[1]?.place.leave();
+    await sleep(5);
+    assert.deepEqual(served, ['a1', 'a2', 'a3', 'b1'], 'the quiet tenant waited for one of the busy one, not all');
+    quiet.place.leave();
+    busy[2]?.place.leave();
+    await sleep(5);
+    assert.deepEqual(served, ['a1', 'a2', 'a3', 'b1', 'a4', 'a5']);
+    for (const { place } of busy) place.leave();
+    await Promise.all([...busy.map((b) => b.done), quiet.done]);
+    assert.deepEqual(lines.stateOf('a'), { held: 0, serving: 0, waiting: 0 });
+  });
+
+  it('refuses at once a request that could not be answered within the bound, from the measured service time', async () => {
+    const lines = new TenantLines({ share: 1, maxWaiting: 100, boundMs: 150 });
     const first = placeOf(lines, 't');
     first.serve(1_000);
     const second = placeOf(lines, 't');
@@ -50,7 +78,7 @@ describe("a tenant's line (SPEC §10: fair share by waiting in line)", () => {
     await sleep(60);
     first.leave(); // served ~60 ms: the tenant's service time
     await waiting;
-    // One served, the next would wait about 60 ms: a place; the one after, about 120: refused.
+    // One served: the next would wait about 60 ms and be served in 60: a place; the one after, 120 + 60: refused.
     placeOf(lines, 't');
     assert.equal(lines.join('t'), 'slow');
   });
@@ -145,5 +173,8 @@ describe('fair share over HTTP: waiting, not refusing (SPEC §10)', () => {
     );
     const afterwards = await list();
     assert.equal(Number(afterwards.headers['ratelimit-remaining']), remaining - 4, 'the refusal was not counted');
+    const metrics = await ctx.request('GET', '/metrics');
+    assert.match(metrics.text, /funil_tenant_line_refusals_total\{reason="full"\} 1\n/);
+    assert.match(metrics.text, /funil_tenant_line_waiting_requests 0\n/);
   });
 });
