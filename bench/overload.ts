@@ -82,6 +82,12 @@ try {
         FUNIL_BOOTSTRAP: 'false',
         // Fair share must hold however generous the rate limit: a tenant may own many tokens.
         FUNIL_RATE_LIMIT: '10000000',
+        // Any other setting to try, from this command's environment (FUNIL_REQUEST_CONCURRENCY=10 …).
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(
+            (entry): entry is [string, string] => entry[0].startsWith('FUNIL_') && !entry[0].startsWith('FUNIL_BENCH_'),
+          ),
+        ),
       },
       logFile: join(work, 'server.log'),
       cwd: ROOT,

@@ -174,7 +174,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       await external.register(webhookRoutes, { database, config });
       await external.register(personalDataRoutes, { services });
       await external.register(tokenRoutes);
-      await external.register(mcpRoutes, { services, cursors });
+      await external.register(mcpRoutes, { services, cursors, origins: config.corsOrigins });
     },
     { prefix: EXTERNAL_PREFIX },
   );

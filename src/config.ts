@@ -49,7 +49,7 @@ export interface Config {
   readonly tenantQueue: number;
   /**
    * Requests served at once on this instance, all tenants together; the others wait in their
-   * tenants' lines, which take turns. Undefined: twice the pool on PostgreSQL, 4 on the embedded database.
+   * tenants' lines, which take turns. Undefined: the pool's size on PostgreSQL, 4 on the embedded database.
    */
   readonly requestConcurrency: number | undefined;
   /** The most rows a filtered list page reads; unset: 50,000 on the embedded database, no bound on PostgreSQL. */

@@ -154,7 +154,7 @@ describe('loadConfig', () => {
     assert.equal(config.databaseConnectTimeoutMs, 1_000);
     assert.equal(config.tenantConcurrency, undefined, 'meaning half the pool, at least 2');
     assert.equal(config.tenantQueue, 256, "requests that may wait in a tenant's line (SPEC §10)");
-    assert.equal(config.requestConcurrency, undefined, 'meaning twice the pool, 4 on the embedded database');
+    assert.equal(config.requestConcurrency, undefined, 'meaning the pool, 4 on the embedded database');
     assert.equal(config.listScanRows, undefined, 'meaning 50,000 on the embedded database, no bound on PostgreSQL');
     assert.equal(config.maxEventLoopDelayMs, 500);
     assert.equal(config.maxHeapUsedMb, undefined, 'meaning 90 % of the old generation');

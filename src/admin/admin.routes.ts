@@ -3,9 +3,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Db } from '../db/database.js';
+import { inTransaction } from '../db/transaction.js';
 import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage } from '../shared/messages.js';
+import { pauseSubscriptionsOf } from '../webhooks/subscription-owner.js';
+import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { toCreatedToken, toTenant, toTokenSummary } from './admin.mapper.js';
 import { adminMessages } from './admin.messages.js';
 import { CreatedToken, CreateTenant, CreateToken, Tenant, TokenSummary, UpdateTenant } from './admin.schemas.js';
@@ -133,7 +136,11 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
       config: { notFoundText: adminMessages.tokenNotFound },
     },
     async (request) => {
-      if (!(await tokens(request).revoke(request.params.id))) throw notFound(adminMessages.tokenNotFound);
+      await inTransaction(request.db, async (trx) => {
+        if (!(await new TokenRepository(trx).revoke(request.params.id))) throw notFound(adminMessages.tokenNotFound);
+        // What it subscribed to pauses now, not at its next event (SPEC §15).
+        await pauseSubscriptionsOf(trx, new WebhookRepository(), request.params.id);
+      });
       authenticator.invalidate();
       return { success: true as const };
     },

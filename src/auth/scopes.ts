@@ -1,6 +1,7 @@
 export const SCOPES = [
   'leads:read',
   'leads:write',
+  'leads:create',
   'customers:read',
   'customers:write',
   'webhooks:read',

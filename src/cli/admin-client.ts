@@ -93,8 +93,18 @@ function parseBaseUrl(url: string): string {
     throw new CliError(`invalid server URL "${url}": use http:// or https://`);
   }
   if (parsed.search || parsed.hash) throw new CliError(`invalid server URL "${url}": no query or fragment`);
+  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
+    process.stderr.write(
+      `funil: warning: sending the admin token in the clear to ${parsed.host} (plain http): use https:// beyond this machine\n`,
+    );
+  }
   // Keeps a path prefix (Funil behind a reverse proxy), without its trailing slash.
   return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+}
+
+/** A host on this machine: the admin token never leaves it over plain http. */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
 function parseJson(text: string): unknown {

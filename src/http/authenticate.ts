@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
-import type { ScopeRule } from '../auth/scopes.js';
+import type { Scope, ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
 import { ApiError } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
@@ -9,6 +9,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a route of the external API needs (SPEC §5.2): one, each of a list, or `{anyOf}`. */
     scope?: ScopeRule;
+    /**
+     * What a request with `?upsert=` needs instead of `scope` (SPEC §5.6: it finds, and answers, an
+     * existing record, so it needs the resource's read scope beside the write scope).
+     */
+    upsertScopes?: readonly Scope[];
     /** Marks a route that needs no token at all. Only set on purpose. */
     public?: boolean;
     /**
@@ -28,19 +33,26 @@ declare module 'fastify' {
  */
 export function requireBearerToken(app: FastifyInstance, authenticator: TokenAuthenticator): void {
   app.addHook('onRoute', (route) => {
-    const config = route.config as { scope?: ScopeRule; public?: boolean; bearerChallenge?: boolean } | undefined;
+    const config = route.config as
+      | { scope?: ScopeRule; upsertScopes?: readonly Scope[]; public?: boolean; bearerChallenge?: boolean }
+      | undefined;
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
     }
     const listed = Array.isArray(config.scope) ? config.scope : (config.scope as { anyOf?: unknown[] })?.anyOf;
     if (listed?.length === 0) throw new Error(`Route ${route.method} ${route.url} declares an empty list of scopes`);
     if (config.public) return;
-    const scope = config.scope;
+    const { scope, upsertScopes } = config as { scope: ScopeRule; upsertScopes?: readonly Scope[] };
+    // Read off the raw query, before validation: the scope is checked first (SPEC §2's order).
+    const scopeOf = upsertScopes
+      ? (request: FastifyRequest): ScopeRule =>
+          (request.query as { upsert?: unknown }).upsert === undefined ? scope : upsertScopes
+      : undefined;
     const challenge = config.bearerChallenge === true;
     appendRouteHook(route, 'onRequest', async (request) => {
       const presented = presentedToken(request);
       const principal = await authenticator
-        .authenticate(presented, scope, request)
+        .authenticate(presented, scopeOf ? scopeOf(request) : scope, request)
         .catch((error) => Promise.reject(challenge ? asChallenge(error, presented.token !== undefined) : error));
       request.principal = principal;
       request.tenantId = principal.tenantId;

@@ -65,13 +65,17 @@ function withoutValidatorKeywords(value: unknown): unknown {
 function documentRoute(options: DocumentOptions, schema: FastifySchema | undefined, url: string, route: RouteOptions) {
   const base = (schema ?? {}) as FastifySchema & Record<string, unknown>;
   if (!url.startsWith(`${options.prefix}/`) || base.hide) return { schema: { ...base, hide: true }, url };
-  const config = (route.config ?? {}) as { scope?: ScopeRule };
+  const config = (route.config ?? {}) as { scope?: ScopeRule; upsertScopes?: readonly string[] };
   const method = String(route.method);
   const documented: Record<string, unknown> = { ...base };
   if (config.scope) {
     const { security, needs } = scopeDocument(config.scope, options.security.name);
     documented.security = security;
-    documented.description = [base.description, needs].filter(Boolean).join('\n\n');
+    // SPEC §5.6: an upsert answers a record the caller may not have created, so it reads too.
+    const upsertNeeds = config.upsertScopes
+      ? `With \`upsert=\`, needs ${config.upsertScopes.map((scope) => `\`${scope}\``).join(' and ')} instead.`
+      : undefined;
+    documented.description = [base.description, upsertNeeds, needs].filter(Boolean).join('\n\n');
   }
   if (method === 'POST' && options.decorator === 'swagger') {
     documented.headers = {

@@ -23,7 +23,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
     service,
     path: 'leads',
     noun: 'Lead',
-    scopes: { read: 'leads:read', write: 'leads:write' },
+    scopes: { read: 'leads:read', write: 'leads:write', create: 'leads:create' },
     notFoundText: leadMessages.leadNotFound,
     schemas: {
       object: schemas.Lead,
@@ -80,7 +80,8 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
           ...errorResponses(400, 403, 404, 413, 415),
         },
       },
-      config: { scope: ['leads:write', 'customers:write'], notFoundText: leadMessages.leadNotFound },
+      // customers:read too: it may link, and answer, a customer that already holds the e-mail (SPEC §5.6).
+      config: { scope: ['leads:write', 'customers:write', 'customers:read'], notFoundText: leadMessages.leadNotFound },
       // The body is optional: none is an empty one.
       preValidation: async (request) => {
         request.body ??= {};

@@ -111,7 +111,7 @@ export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
       `lead's customerId${won ? ' and its status to "won"' : ''}. The lead needs an e-mail. Converting a lead ` +
       'converted already changes nothing and answers the same. Returns {lead, customer, created}: created is ' +
       'true when the customer was new.',
-    scope: ['leads:write', 'customers:write'],
+    scope: ['leads:write', 'customers:write', 'customers:read'],
     effect: 'change',
     input: Type.Object(
       { id: IdParams.properties.id, customer: Type.Optional(schemas.ConvertLead) },

@@ -27,7 +27,7 @@ export interface BatchService {
 export interface BatchRoute {
   service: BatchService;
   path: string;
-  scope: Scope;
+  scopes: { read: Scope; write: Scope };
   schemas: { object: TSchema; create: TSchema };
   requiredFieldText?: Text | undefined;
 }
@@ -67,7 +67,7 @@ export function registerBatchRoute(app: FastifyInstance, route: BatchRoute): voi
         ),
         response: { 200: batchResults(route.schemas.object), ...errorResponses(400, 403, 413, 415) },
       },
-      config: { scope: route.scope },
+      config: { scope: route.scopes.write, upsertScopes: [route.scopes.write, route.scopes.read] },
       // The route's schema documents the items; only the envelope is checked before the handler.
       validatorCompiler: (request) => (request.httpPart === 'body' ? validateEnvelope : compile(request)),
     },

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { Scope } from '../auth/scopes.js';
+import type { Scope, ScopeRule } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
@@ -36,7 +36,8 @@ export interface RecordRoutes<Item extends { _id: string }> extends RecordLister
   path: string;
   /** `Lead`: the singular in operation names. */
   noun: string;
-  scopes: { read: Scope; write: Scope };
+  /** `create`: a scope that allows a plain create and nothing else (SPEC §5.7: `leads:create`). */
+  scopes: { read: Scope; write: Scope; create?: Scope };
   notFoundText: Text;
   schemas: { object: TSchema; list: TSchema; listQuery: TSchema; create: TSchema; update: TSchema; status: TSchema };
   statusSummary: string;
@@ -62,6 +63,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
   const article = /^[aeiou]/i.test(noun) ? 'an' : 'a';
   const conflict = resource.conflicts ? ([409] as const) : [];
   const byId = '/:id';
+  const createScope: ScopeRule = scopes.create ? { anyOf: [scopes.write, scopes.create] } : scopes.write;
 
   app.get(
     `/${resource.path}`,
@@ -127,7 +129,11 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         body: schemas.create,
         response: { 200: schemas.object, 201: schemas.object, ...errorResponses(400, 403, ...conflict, 413, 415) },
       },
-      config: { scope: scopes.write, requiredFieldText: resource.requiredFieldText },
+      config: {
+        scope: createScope,
+        upsertScopes: [scopes.write, scopes.read],
+        requiredFieldText: resource.requiredFieldText,
+      },
     },
     async (request, reply) => {
       const { upsert } = request.query as UpsertQuery;
@@ -147,7 +153,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
   registerBatchRoute(app, {
     service,
     path: resource.path,
-    scope: scopes.write,
+    scopes,
     schemas,
     requiredFieldText: resource.requiredFieldText,
   });

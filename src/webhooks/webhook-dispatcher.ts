@@ -5,6 +5,7 @@ import { inTransaction } from '../db/transaction.js';
 import { EventRepository, type EventRow } from '../events/event.repository.js';
 import { type ApiEvent, EVENT_TYPES } from '../events/event.service.js';
 import { type AttemptQueue, settledWithin } from './attempt-queue.js';
+import { pauseForOwner } from './subscription-owner.js';
 import type { WebhookRepository } from './webhook.repository.js';
 import { deliveryOf } from './webhook-entries.js';
 
@@ -94,6 +95,10 @@ export class WebhookDispatcher {
     const subscription = await this.webhooks.lockActive(trx, id);
     // Another instance has it, or it was paused or deleted meanwhile.
     if (!subscription) return { made: 0, behind: false };
+    if (!subscription.ownerValid) {
+      await pauseForOwner(trx, this.webhooks, subscription);
+      return { made: 0, behind: false };
+    }
     const families = subscription.families as EventFamily[];
     const rows = await new EventRepository(trx).feed(subscription.tenantId, {
       after: subscription.cursor,

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import type { AttemptQueue } from './attempt-queue.js';
 import type { SecretBox } from './secret-box.js';
+import { pauseForOwner } from './subscription-owner.js';
 import type { AttemptClaim, ClaimedDelivery, WebhookRepository } from './webhook.repository.js';
 import { webhookEntry } from './webhook-entries.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
@@ -10,6 +11,9 @@ import { sendWebhook, type WebhookOutcome } from './webhook-sender.js';
 
 /** SPEC §15: an attempt succeeds with a 2xx within 10 s. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
+/** How often the attempts of an inactive tenant look whether it is active again: as a first retry would, within these. */
+const INACTIVE_RECHECK_MIN_MS = 1_000;
+const INACTIVE_RECHECK_MAX_MS = 30_000;
 /** A subscription that has failed everything this long is turned off. */
 const FAILING_DAYS_BEFORE_DISABLE = 5;
 
@@ -39,8 +43,17 @@ export class WebhookWorker {
       if (await this.webhooks.attemptTaken(this.db, job)) this.metrics.duplicate();
       return;
     }
+    // Nothing is attempted for an inactive tenant: the attempt waits, untried, until it is active again.
+    if (!delivery.tenantActive) return this.#postpone(job);
+    // Its creator's token revoked or expired: the subscription pauses, and this delivery with it.
+    let active = delivery.active;
+    if (active && !delivery.ownerValid) {
+      const subscription = { id: delivery.subscriptionId, tenantId: job.tenantId };
+      await inTransaction(this.db, (trx) => pauseForOwner(trx, this.webhooks, subscription));
+      active = false;
+    }
     // A paused subscription sends nothing more, but its test events (checking a target before turning it on).
-    const sending = delivery.active || delivery.eventType === 'webhook.test';
+    const sending = active || delivery.eventType === 'webhook.test';
     const outcome = sending
       ? await sendWebhook({
           url: delivery.url,
@@ -52,6 +65,19 @@ export class WebhookWorker {
         })
       : notSent('the subscription is disabled');
     await this.#record(job, delivery, outcome, !sending);
+  }
+
+  async #postpone(job: AttemptClaim): Promise<void> {
+    const firstRetryMs = (this.settings.retryDelaysSec[0] ?? 0) * 1_000;
+    const until = new Date(
+      Date.now() + Math.min(INACTIVE_RECHECK_MAX_MS, Math.max(INACTIVE_RECHECK_MIN_MS, firstRetryMs)),
+    );
+    await inTransaction(this.db, async (trx) => {
+      if (!(await this.webhooks.postpone(trx, job, until))) return;
+      await this.queue.enqueue(trx, [
+        { deliveryId: job.deliveryId, tenantId: job.tenantId, attempt: job.attempt, startAfter: until },
+      ]);
+    });
   }
 
   async #signingSecrets(delivery: ClaimedDelivery): Promise<string[]> {

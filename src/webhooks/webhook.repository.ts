@@ -60,6 +60,10 @@ export interface AttemptRow {
 export interface ClaimedDelivery extends DeliveryRow {
   readonly url: string;
   readonly active: boolean;
+  /** Whether the subscription's tenant is active: nothing is attempted for an inactive one (SPEC §15). */
+  readonly tenantActive: boolean;
+  /** Whether the token that created the subscription is still neither revoked nor expired. */
+  readonly ownerValid: boolean;
   readonly secret: string;
   readonly previousSecrets: readonly PreviousSecret[];
 }
@@ -93,8 +97,12 @@ export interface AttemptRecord {
 }
 
 export type SubscriptionChanges = Partial<
-  Pick<SubscriptionRow, 'url' | 'description' | 'eventTypes' | 'active' | 'secret' | 'previousSecrets'>
+  Pick<SubscriptionRow, 'url' | 'description' | 'eventTypes' | 'active' | 'secret' | 'previousSecrets' | 'createdBy'>
 >;
+
+/** Of a subscription `s`: its creating token neither revoked nor expired (one made before owners were kept: valid). */
+const OWNER_VALID = sql.raw(`coalesce((select k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+  from api_tokens k where k.id = s.created_by), true)`);
 
 const SUBSCRIPTION_COLUMNS = sql.raw(
   'id, tenant_id, url, description, event_types, families, active, disabled_reason, secret, previous_secrets, created_by, failing_since, created_at, updated_at',
@@ -246,11 +254,28 @@ export class WebhookRepository {
       update webhook_deliveries d
       set claimed_by = ${job.jobId}, claimed_until = now() + make_interval(secs => ${CLAIM_SECONDS})
       from webhook_subscriptions s
+      join tenants t on t.id = s.tenant_id
       where d.id = ${job.deliveryId} and d.tenant_id = ${job.tenantId} and s.id = d.subscription_id
         and d.status = 'pending' and d.tries = ${job.attempt - 1}
         and (d.claimed_until is null or d.claimed_until < now() or d.claimed_by = ${job.jobId})
-      returning ${DELIVERY_COLUMNS}, s.url, s.active, s.secret, s.previous_secrets`.execute(db);
+      returning ${DELIVERY_COLUMNS}, s.url, s.active, s.secret, s.previous_secrets,
+        t.active as tenant_active, ${OWNER_VALID} as owner_valid`.execute(db);
     return rows[0];
+  }
+
+  /** Gives a claimed attempt back untried, to be made at `until` (its tenant is inactive). */
+  async postpone(db: Db, job: AttemptClaim, until: Date): Promise<boolean> {
+    const result = await sql`
+      update webhook_deliveries set claimed_by = null, claimed_until = null, next_attempt_at = ${until}
+      where id = ${job.deliveryId} and tries = ${job.attempt - 1} and claimed_by = ${job.jobId}`.execute(db);
+    return (result.numAffectedRows ?? 0n) > 0n;
+  }
+
+  /** The active subscriptions `tokenId` created. */
+  async activeOwnedBy(db: Db, tokenId: string): Promise<{ id: string; tenantId: string }[]> {
+    const { rows } = await sql<{ id: string; tenantId: string }>`
+      select id, tenant_id from webhook_subscriptions where created_by = ${tokenId} and active`.execute(db);
+    return rows;
   }
 
   /** Whether the attempt was made already or another job is making it (the job at hand is a duplicate). */
@@ -369,10 +394,14 @@ export class WebhookRepository {
   }
 
   /** An active subscription and its place in the feed, locked for the transaction `trx`; undefined when another instance holds it. */
-  async lockActive(trx: Db, id: string): Promise<(SubscriptionRow & { cursor: Position }) | undefined> {
-    const { rows } = await sql<SubscriptionRow & { cursorXid: string; cursorSeq: string }>`
-      select ${SUBSCRIPTION_COLUMNS}, cursor_xid::text as cursor_xid, cursor_seq::text as cursor_seq
-      from webhook_subscriptions where id = ${id} and active
+  async lockActive(
+    trx: Db,
+    id: string,
+  ): Promise<(SubscriptionRow & { cursor: Position; ownerValid: boolean }) | undefined> {
+    const { rows } = await sql<SubscriptionRow & { cursorXid: string; cursorSeq: string; ownerValid: boolean }>`
+      select ${SUBSCRIPTION_COLUMNS}, cursor_xid::text as cursor_xid, cursor_seq::text as cursor_seq,
+        ${OWNER_VALID} as owner_valid
+      from webhook_subscriptions s where id = ${id} and active
       for update skip locked`.execute(trx);
     const row = rows[0];
     if (!row) return undefined;

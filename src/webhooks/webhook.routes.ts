@@ -128,6 +128,9 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       schema: {
         operationId: 'updateWebhook',
         summary: 'Change a webhook subscription (partial)',
+        description:
+          'Changing `url` or `events`, or turning it on again (`active: true`, which makes the caller its owner), also ' +
+          'needs the read scopes of the event families it receives (`leads:read`, `customers:read`): 403 without.',
         tags,
         params: IdParams,
         body: WebhookUpdate,
@@ -136,7 +139,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       config: write,
     },
     (request) =>
-      service.update(request.db, tenantOf(request), (request.params as IdParams).id, request.body as WebhookUpdate),
+      service.update(request.db, caller(request), (request.params as IdParams).id, request.body as WebhookUpdate),
   );
 
   app.delete(
@@ -213,6 +216,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       schema: {
         operationId: 'retryWebhookDelivery',
         summary: 'Attempt a delivery again now',
+        description: "Also needs the read scope of the delivery's event family (`leads:read`, `customers:read`).",
         tags,
         params: DeliveryParams,
         response: { 202: Delivery, ...errorResponses(400, 403, 404, 409) },
@@ -221,7 +225,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
     },
     async (request, reply) => {
       const { id, deliveryId } = request.params as { id: string; deliveryId: string };
-      return reply.code(202).send(await service.retry(request.db, tenantOf(request), id, deliveryId));
+      return reply.code(202).send(await service.retry(request.db, caller(request), id, deliveryId));
     },
   );
 
@@ -231,6 +235,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       schema: {
         operationId: 'testWebhook',
         summary: 'Send a webhook.test event now',
+        description: 'Also needs the read scopes of the event families it receives (`leads:read`, `customers:read`).',
         tags,
         params: IdParams,
         response: { 202: Delivery, ...errorResponses(400, 403, 404) },

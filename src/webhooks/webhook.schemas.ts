@@ -43,7 +43,16 @@ export const Webhook = Type.Object(
     events: Type.Array(Type.String()),
     description: Nullable(Type.String()),
     active: Type.Boolean(),
-    disabledReason: Nullable(Type.String({ description: 'Why Funil turned it off (a 410, or 5 days of failures).' })),
+    disabledReason: Nullable(
+      Type.String({ description: 'Why Funil turned it off: the same as `pausedReason`, its former name.' }),
+    ),
+    pausedReason: Nullable(
+      Type.String({
+        description:
+          'Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with ' +
+          'the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures.',
+      }),
+    ),
     previousSecretExpiresAt: Nullable(
       Type.String({ format: 'date-time', description: 'Until then, secrets replaced by rotations sign too.' }),
     ),

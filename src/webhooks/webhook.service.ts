@@ -1,3 +1,4 @@
+import { authMessages } from '../auth/auth.messages.js';
 import type { WebhookSettings } from '../config.js';
 import type { EventFamily } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
@@ -83,10 +84,19 @@ export class WebhookService {
     return { ...toWebhook(row), secret };
   }
 
-  async update(handle: Db, tenantId: string, id: string, body: WebhookUpdate): Promise<Webhook> {
+  /**
+   * Changing where or what a subscription delivers, or turning it on again, needs the read scopes
+   * of every family it receives (SPEC §15): a token that cannot read lead events must not point
+   * them at a new address. Turning it on again makes the caller its owner.
+   */
+  async update(handle: Db, caller: WebhookCaller, id: string, body: WebhookUpdate): Promise<Webhook> {
     if (body.url !== undefined) await this.#checkTarget(body.url);
     return inTransaction(handle, async (trx) => {
-      const current = await this.#find(trx, tenantId, id, true);
+      const current = await this.#find(trx, caller.tenantId, id, true);
+      const reactivated = body.active === true && !current.active;
+      if (body.url !== undefined || body.events !== undefined || reactivated) {
+        readsAll(caller, current, body.events ?? current.eventTypes);
+      }
       if (body.events) checkTypes(body.events, current.families as EventFamily[]);
       const changes: SubscriptionChanges = Object.fromEntries(
         Object.entries({
@@ -94,9 +104,10 @@ export class WebhookService {
           eventTypes: body.events,
           description: body.description,
           active: body.active,
+          createdBy: reactivated ? caller.tokenId : undefined,
         }).filter(([, value]) => value !== undefined),
       );
-      return toWebhook((await this.webhooks.update(trx, tenantId, id, changes)) as SubscriptionRow);
+      return toWebhook((await this.webhooks.update(trx, caller.tenantId, id, changes)) as SubscriptionRow);
     });
   }
 
@@ -151,6 +162,7 @@ export class WebhookService {
     await this.#queueReady();
     const delivery = await inTransaction(handle, async (trx) => {
       const subscription = await this.#find(trx, caller.tenantId, id);
+      readsAll(caller, subscription);
       const [added] = await this.webhooks.insertDeliveries(trx, [webhookEntry.test(subscription, caller)]);
       if (!added) throw new Error('a test delivery was not added');
       await this.#enqueue(trx, added.id, caller.tenantId, 1);
@@ -161,11 +173,12 @@ export class WebhookService {
   }
 
   /** A retry by hand: the delivery gets one more attempt now (a pending one is already waiting: 409). */
-  async retry(handle: Db, tenantId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async retry(handle: Db, caller: WebhookCaller, id: string, deliveryId: string): Promise<Delivery> {
     if (!isUuid(deliveryId)) throw notFound(webhookMessages.deliveryNotFound);
     await this.#queueReady();
+    const { tenantId } = caller;
     const delivery = await inTransaction(handle, async (trx) => {
-      await this.#find(trx, tenantId, id);
+      readsAll(caller, await this.#find(trx, tenantId, id));
       const current = await this.webhooks.findDelivery(trx, tenantId, id, deliveryId);
       if (!current || current.eventType === 'webhook.disabled') throw notFound(webhookMessages.deliveryNotFound);
       if (current.status === 'pending') throw conflict(webhookMessages.alreadyPending);
@@ -202,6 +215,18 @@ export class WebhookService {
   }
 }
 
+/**
+ * A 403 naming the first read scope `caller` lacks of the families `subscription` receives (SPEC
+ * §15): those of its event types (with their new list when it changes), all its families for `*`.
+ */
+function readsAll(caller: WebhookCaller, subscription: SubscriptionRow, types = subscription.eventTypes): void {
+  const families = types.includes('*')
+    ? (subscription.families as EventFamily[])
+    : types.map((type) => type.slice(0, type.indexOf('.')) as EventFamily);
+  const lacking = families.map((family) => READ_SCOPE[family]).find((scope) => scope && !caller.scopes.has(scope));
+  if (lacking !== undefined) throw forbidden(authMessages.scopeLacking(lacking));
+}
+
 /** Named types must be of families the creating token could read (403, as the feed answers). */
 function checkTypes(types: readonly string[], families: readonly EventFamily[]): void {
   for (const type of types) {
@@ -224,6 +249,7 @@ function toWebhook(row: SubscriptionRow): Webhook {
     description: row.description,
     active: row.active,
     disabledReason: row.disabledReason,
+    pausedReason: row.disabledReason,
     previousSecretExpiresAt: overlap ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

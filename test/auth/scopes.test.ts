@@ -11,10 +11,15 @@ interface Probe {
   success: number;
 }
 
+/** Scopes that also open a scope's route (SPEC §5.7: leads:write creates leads too). */
+const ALSO_OPENED_BY: Partial<Record<Scope, Scope[]>> = { 'leads:create': ['leads:write'] };
+
 /** One representative route per scope (SPEC §5.2). */
 const ROUTE_OF: Record<Scope, Probe> = {
   'leads:read': { method: 'GET', url: `${API}/leads`, success: 200 },
-  'leads:write': {
+  // Past the scope check, a lead that does not exist: creating one is also leads:create's.
+  'leads:write': { method: 'DELETE', url: `${API}/leads/01890000-0000-7000-8000-000000000000`, success: 404 },
+  'leads:create': {
     method: 'POST',
     url: `${API}/leads`,
     body: { name: 'Lead', phone: '+55 11 5555-0000' },
@@ -56,7 +61,7 @@ describeEachBackend('token scopes', (ctx) => {
         (
           await ctx.token(
             tenant.id,
-            SCOPES.filter((s) => s !== scope),
+            SCOPES.filter((s) => s !== scope && !ALSO_OPENED_BY[scope]?.includes(s)),
           )
         ).token,
       );

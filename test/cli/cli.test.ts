@@ -218,6 +218,19 @@ describe('funil CLI (SPEC §12, §9)', () => {
     assert.equal(stderr, `funil: cannot reach ${unreachable}: ECONNREFUSED\n`);
   });
 
+  it('warns before sending the admin token over plain http to a host other than this one', async () => {
+    const port = await freePort();
+    // 0.0.0.0 is this machine to the kernel, but not a name the CLI takes for loopback.
+    const remote = await funil(['tenants', 'list'], { FUNIL_URL: `http://0.0.0.0:${port}` });
+    assert.equal(remote.code, 1);
+    assert.match(
+      remote.stderr,
+      /^funil: warning: sending the admin token in the clear to 0\.0\.0\.0:\d+ \(plain http\)/,
+    );
+    const local = await funil(['tenants', 'list'], { FUNIL_URL: `http://localhost:${port}` });
+    assert.doesNotMatch(local.stderr, /warning/);
+  });
+
   it('runs as a bin (shebang) and from the TypeScript source through tsx', async () => {
     assert.equal((await readFile(cliMain, 'utf8')).split('\n')[0], '#!/usr/bin/env node');
     const help = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--help'], cleanEnv({}));

@@ -9,9 +9,9 @@ type Json = any;
 const EXTERNAL_OPERATIONS = [
   'get /leads listLeads leads:read',
   'get /leads/summary getLeadSummary leads:read',
-  'post /leads createLead leads:write',
+  'post /leads createLead leads:write|leads:create',
   'post /leads/batch batchLeads leads:write',
-  'post /leads/{id}/convert convertLead leads:write,customers:write',
+  'post /leads/{id}/convert convertLead leads:write,customers:write,customers:read',
   'get /leads/{id} getLead leads:read',
   'put /leads/{id} updateLead leads:write',
   'delete /leads/{id} deleteLead leads:write',
@@ -76,11 +76,13 @@ describeEachBackend(
           `${method} ${path} ${operation.operationId} ${operation.security.map((s: Json) => s.tenantToken.join()).join('|')}`,
       );
       assert.deepEqual(found.sort(), [...EXTERNAL_OPERATIONS].sort());
+      const createLead = operations(external).find(([, , operation]) => operation.operationId === 'createLead');
+      assert.match(createLead?.[2].description, /With `upsert=`, needs `leads:write` and `leads:read` instead\./);
       for (const [, , operation] of operations(external)) {
         assert.ok(operation.summary, operation.operationId);
         assert.match(
           operation.description,
-          /(Needs the scopes? `[a-z]+:(read|write)`( (and|or) `[a-z]+:(read|write)`)?|Any token of the tenant may call it, whatever its scopes)\.$/,
+          /(Needs the scopes? `[a-z]+:(read|write|create)`((, | and | or )`[a-z]+:(read|write|create)`)*|Any token of the tenant may call it, whatever its scopes)\.$/,
         );
       }
       assert.equal(external.components.securitySchemes.tenantToken.scheme, 'bearer');

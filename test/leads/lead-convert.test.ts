@@ -119,7 +119,7 @@ describeEachBackend('lead conversion (SPEC §13)', (ctx) => {
     assert.deepEqual(rows.map((row) => row.tenantId).sort(), [tenant.id, other.id].sort());
   });
 
-  it('needs both leads:write and customers:write', async () => {
+  it('needs leads:write, customers:write and customers:read (it may answer an existing customer, SPEC §5.6)', async () => {
     const lead = await createLead({ email: email() });
     for (const scopes of [
       ['leads:write', 'customers:read'],
@@ -130,7 +130,11 @@ describeEachBackend('lead conversion (SPEC §13)', (ctx) => {
       assert.equal(res.status, 403, scopes.join());
       assert.match(res.body.error, /(leads|customers):write/);
     }
-    const { token } = await ctx.token(tenant.id, ['leads:write', 'customers:write']);
+    const writesOnly = await ctx.token(tenant.id, ['leads:write', 'customers:write']);
+    const refused = await convert(lead._id, undefined, writesOnly.token);
+    assert.equal(refused.status, 403);
+    assert.match(refused.body.error, /customers:read/);
+    const { token } = await ctx.token(tenant.id, ['leads:write', 'customers:write', 'customers:read']);
     assert.equal((await convert(lead._id, undefined, token)).status, 201);
   });
 

@@ -169,10 +169,17 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
       [['leads:write'], LEAD_WRITE_TOOLS],
       [['customers:read'], CUSTOMER_READ_TOOLS],
       [['customers:write'], CUSTOMER_WRITE_TOOLS],
+      // Converting may answer a customer that already holds the e-mail: customers:read too (SPEC §5.6).
       [
         ['leads:write', 'customers:write'],
-        [...LEAD_WRITE_TOOLS, 'convert_lead', ...CUSTOMER_WRITE_TOOLS],
+        [...LEAD_WRITE_TOOLS, ...CUSTOMER_WRITE_TOOLS],
       ],
+      [
+        ['leads:write', 'customers:write', 'customers:read'],
+        [...LEAD_WRITE_TOOLS, 'convert_lead', ...CUSTOMER_WRITE_TOOLS, ...CUSTOMER_READ_TOOLS],
+      ],
+      // The form's scope creates through POST /leads only: no tool.
+      [['leads:create'], []],
       [['webhooks:read'], []],
     ];
     for (const [scopes, tools] of cases) {
@@ -367,4 +374,36 @@ describeEachBackend(
     });
   },
   { FUNIL_RATE_LIMIT: '3' },
+);
+
+describeEachBackend(
+  'MCP endpoint: the Origin of a browser page (MCP transport, DNS rebinding)',
+  (ctx) => {
+    const call = async (origin: string | undefined, token: string) => {
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: STREAMABLE_ACCEPT,
+      };
+      if (origin !== undefined) headers.origin = origin;
+      const res = await fetch(await mcpUrl(ctx.app), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(initialize('2025-11-25')),
+      });
+      return { status: res.status, body: (await res.json()) as { code?: string; error?: string } };
+    };
+
+    test('refuses a foreign Origin with 403 before anything else; serves a listed one, or none', async () => {
+      const tenant = await ctx.tenant();
+      const foreign = await call('http://evil.example', tenant.token);
+      assert.equal(foreign.status, 403);
+      assert.equal(foreign.body.code, 'forbidden');
+      // Before the token: a page cannot even learn whether a token is valid.
+      assert.equal((await call('http://evil.example', 'fnl_made-up')).status, 403);
+      assert.equal((await call('https://app.example.com', tenant.token)).status, 200);
+      assert.equal((await call(undefined, tenant.token)).status, 200);
+    });
+  },
+  { FUNIL_CORS_ORIGINS: 'https://app.example.com' },
 );

@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook as Verifier } from 'standardwebhooks';
 import { WebhookRepository } from '../../src/webhooks/webhook.repository.js';
-import { API, describeEachBackend } from '../helpers/test-app.js';
+import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend } from '../helpers/test-app.js';
 import { type Received, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const FAST_RETRIES = { FUNIL_WEBHOOKS_RETRY_DELAYS: '1,1' };
@@ -204,6 +204,82 @@ describeEachBackend(
       };
       assert.equal(event.type, 'webhook.test');
       assert.equal(event.data.object.webhookId, hook.id);
+    });
+
+    it('needs the read scopes of its families to redirect, re-activate, retry or test a subscription; re-activating makes the caller its owner (SPEC §15)', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Ana', phone: '1' } });
+      await receiver.at(hook.path);
+      const [delivery] = await waitFor(async () => {
+        const log = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+        return log.body[0]?.status === 'succeeded' ? log.body : undefined;
+      });
+      const writeOnly = (await ctx.token(tenant.id, ['webhooks:write'])).token;
+      const elsewhere = target();
+      const hookUrl = `${API}/webhooks/${hook.id}`;
+      const attempts: [string, string, unknown][] = [
+        ['PUT', hookUrl, { url: receiver.url(elsewhere) }],
+        ['PUT', hookUrl, { events: ['*'] }],
+        ['POST', `${hookUrl}/test`, undefined],
+        ['POST', `${hookUrl}/deliveries/${delivery.id}/retry`, undefined],
+      ];
+      for (const [method, url, body] of attempts) {
+        const refused = await ctx.request(method, url, { token: writeOnly, body });
+        assert.equal(refused.status, 403, `${method} ${url}`);
+        assert.match(refused.body.error, /leads:read/);
+      }
+      // Pausing, or a new description, sends nothing anywhere: a write scope suffices.
+      assert.equal((await ctx.request('PUT', hookUrl, { token: writeOnly, body: { active: false } })).status, 200);
+      assert.equal(
+        (await ctx.request('PUT', hookUrl, { token: writeOnly, body: { description: 'paused' } })).status,
+        200,
+      );
+      assert.equal((await ctx.request('PUT', hookUrl, { token: writeOnly, body: { active: true } })).status, 403);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(receiver.idsAt(elsewhere).size, 0, 'nothing went to the new address');
+      assert.equal(receiver.idsAt(hook.path).size, 1, 'nothing was sent again');
+
+      const reader = await ctx.token(tenant.id, ['leads:read', 'webhooks:write']);
+      const reactivated = await ctx.request('PUT', hookUrl, { token: reader.token, body: { active: true } });
+      assert.equal(reactivated.status, 200);
+      assert.equal(reactivated.body.active, true);
+      const { rows } = await sql<{ createdBy: string }>`
+        select created_by from webhook_subscriptions where id = ${hook.id}`.execute(ctx.db);
+      assert.equal(rows[0]?.createdBy, reader.id, 'its new owner');
+    });
+
+    it('pauses a subscription whose creating token is revoked, and sends it nothing more (SPEC §15)', async () => {
+      const tenant = await ctx.tenant();
+      const owner = await ctx.token(tenant.id, ['leads:read', 'webhooks:write']);
+      const hook = await subscribe(owner.token, ['lead.created']);
+      const revoked = await ctx.request('DELETE', `${ADMIN_API}/tokens/${owner.id}`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      assert.equal(revoked.status, 200);
+      const paused = await ctx.request('GET', `${API}/webhooks/${hook.id}`, { token: tenant.token });
+      assert.equal(paused.body.active, false);
+      assert.equal(paused.body.pausedReason, 'token_revoked');
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Unsent', phone: '1' } });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal(receiver.idsAt(hook.path).size, 0, 'nothing sent for a revoked owner');
+    });
+
+    it('attempts nothing for an inactive tenant, and delivers once it is active again (SPEC §15)', async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      receiver.respond(hook.path, 500);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Later', phone: '1' } });
+      await receiver.at(hook.path);
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const tenantUrl = `${ADMIN_API}/tenants/${tenant.id}`;
+      assert.equal((await ctx.request('PUT', tenantUrl, { headers: admin, body: { active: false } })).status, 200);
+      // The retry is due after 1 s (FAST_RETRIES): not while the tenant is inactive.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      assert.equal(receiver.received.filter((r) => r.path === hook.path).length, 1, 'no attempt while inactive');
+      assert.equal((await ctx.request('PUT', tenantUrl, { headers: admin, body: { active: true } })).status, 200);
+      const [, retried] = await receiver.at(hook.path, 2);
+      assert.equal(JSON.parse(retried?.body ?? '{}').data.object.name, 'Later');
     });
 
     it('delivers only the families the creating token could read, and only its own tenant', async () => {

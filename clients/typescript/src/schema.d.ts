@@ -19,7 +19,9 @@ export interface paths {
          * Create a lead, or update the one with the same key (upsert)
          * @description Creates a lead (201). With `upsert=email` or `upsert=externalId`, the body must hold that field: when a lead with its value exists, it is updated with the fields the body holds (absent fields keep their values; `null` or `""` clear them) and the answer is 200; else it is created (201). Both answers carry `Funil-Upsert: created|updated`. Concurrent upserts of one new key create one lead. By e-mail, the most recently created lead with it is the one updated.
          *
-         *     Needs the scope `leads:write`.
+         *     With `upsert=`, needs `leads:write` and `leads:read` instead.
+         *
+         *     Needs the scope `leads:write` or `leads:create`.
          */
         post: operations["createLead"];
         delete?: never;
@@ -68,6 +70,8 @@ export interface paths {
         /**
          * Create or upsert up to 100 leads in one request
          * @description Applies each item as `POST /leads` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
+         *
+         *     With `upsert=`, needs `leads:write` and `leads:read` instead.
          *
          *     Needs the scope `leads:write`.
          */
@@ -133,7 +137,7 @@ export interface paths {
          * Convert a lead into a customer
          * @description In one transaction: links the customer with the lead's e-mail, or creates one from the lead (name, e-mail, phone and the body's fields); sets the lead's `customerId` and, when the deployment has the status, `won`. 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing changes then). A lead without an e-mail is a 400.
          *
-         *     Needs the scopes `leads:write` and `customers:write`.
+         *     Needs the scopes `leads:write` and `customers:write` and `customers:read`.
          */
         post: operations["convertLead"];
         delete?: never;
@@ -160,6 +164,8 @@ export interface paths {
         /**
          * Create a customer, or update the one with the same key (upsert)
          * @description Creates a customer (201). With `upsert=email` or `upsert=externalId`, the body must hold that field: when a customer with its value exists, it is updated with the fields the body holds (absent fields keep their values; `null` or `""` clear them) and the answer is 200; else it is created (201). Both answers carry `Funil-Upsert: created|updated`. Concurrent upserts of one new key create one customer.
+         *
+         *     With `upsert=`, needs `customers:write` and `customers:read` instead.
          *
          *     Needs the scope `customers:write`.
          */
@@ -210,6 +216,8 @@ export interface paths {
         /**
          * Create or upsert up to 100 customers in one request
          * @description Applies each item as `POST /customers` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
+         *
+         *     With `upsert=`, needs `customers:write` and `customers:read` instead.
          *
          *     Needs the scope `customers:write`.
          */
@@ -384,7 +392,9 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Change a webhook subscription (partial)
-         * @description Needs the scope `webhooks:write`.
+         * @description Changing `url` or `events`, or turning it on again (`active: true`, which makes the caller its owner), also needs the read scopes of the event families it receives (`leads:read`, `customers:read`): 403 without.
+         *
+         *     Needs the scope `webhooks:write`.
          */
         put: operations["updateWebhook"];
         post?: never;
@@ -453,7 +463,9 @@ export interface paths {
         put?: never;
         /**
          * Attempt a delivery again now
-         * @description Needs the scope `webhooks:write`.
+         * @description Also needs the read scope of the delivery's event family (`leads:read`, `customers:read`).
+         *
+         *     Needs the scope `webhooks:write`.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -473,7 +485,9 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event now
-         * @description Needs the scope `webhooks:write`.
+         * @description Also needs the read scopes of the event families it receives (`leads:read`, `customers:read`).
+         *
+         *     Needs the scope `webhooks:write`.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -8575,8 +8589,10 @@ export interface operations {
                         events: string[];
                         description: string | null;
                         active: boolean;
-                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        /** @description Why Funil turned it off: the same as `pausedReason`, its former name. */
                         disabledReason: string | null;
+                        /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
+                        pausedReason: string | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -8781,8 +8797,10 @@ export interface operations {
                         events: string[];
                         description: string | null;
                         active: boolean;
-                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        /** @description Why Funil turned it off: the same as `pausedReason`, its former name. */
                         disabledReason: string | null;
+                        /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
+                        pausedReason: string | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -9121,8 +9139,10 @@ export interface operations {
                         events: string[];
                         description: string | null;
                         active: boolean;
-                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        /** @description Why Funil turned it off: the same as `pausedReason`, its former name. */
                         disabledReason: string | null;
+                        /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
+                        pausedReason: string | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -9357,8 +9377,10 @@ export interface operations {
                         events: string[];
                         description: string | null;
                         active: boolean;
-                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        /** @description Why Funil turned it off: the same as `pausedReason`, its former name. */
                         disabledReason: string | null;
+                        /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
+                        pausedReason: string | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -9955,8 +9977,10 @@ export interface operations {
                         events: string[];
                         description: string | null;
                         active: boolean;
-                        /** @description Why Funil turned it off (a 410, or 5 days of failures). */
+                        /** @description Why Funil turned it off: the same as `pausedReason`, its former name. */
                         disabledReason: string | null;
+                        /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
+                        pausedReason: string | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
