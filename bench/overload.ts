@@ -285,22 +285,57 @@ async function serverState(url: string): Promise<string> {
       .split('\n')
       .filter((line) => line.startsWith(name))
       .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-  if (process.env.FUNIL_BENCH_DUMP_METRICS) {
-    for (const line of text.split('\n'))
-      if (
-        line.startsWith('funil_http_request_duration_seconds_bucket') &&
-        /route="\/api\/external\/v1\/leads"/.test(line)
-      )
-        console.log(line);
-  }
   const gcSeconds = value('nodejs_gc_duration_seconds_sum');
   const spent = gcSeconds - gcSecondsBefore;
   gcSecondsBefore = gcSeconds;
   return (
+    `${inServer(text)}\n` +
     `server: ${spent.toFixed(1)} s in garbage collection, event-loop delay p99 ` +
     `${(value('nodejs_eventloop_lag_p99_seconds') * 1000).toFixed(0)} ms, max ${(value('nodejs_eventloop_lag_max_seconds') * 1000).toFixed(0)} ms, ` +
     `RSS ${(value('process_resident_memory_bytes') / 2 ** 20).toFixed(0)} MB`
   );
+}
+
+/** Each answer's bucket counts when last read (inServer), by method and status of the lead routes. */
+let bucketsBefore = new Map<string, Map<number, number>>();
+
+/**
+ * The server's own p99 since the last call, by method and status of `/leads`, as the upper bound of
+ * its histogram bucket: the time from the request read to the answer sent. On two cores the
+ * client's clock also counts its own turns on the CPU, which PostgreSQL and the server share.
+ */
+function inServer(text: string): string {
+  const buckets = new Map<string, Map<number, number>>();
+  const line =
+    /^funil_http_request_duration_seconds_bucket\{le="([^"]+)",method="(\w+)",route="\/api\/external\/v1\/leads",status="(\d+)"\} (\d+)$/;
+  for (const row of text.split('\n')) {
+    const match = line.exec(row);
+    if (!match) continue;
+    const [, le, method, status, count] = match as unknown as [string, string, string, string, string];
+    const key = `${method} ${status}`;
+    const counts = buckets.get(key) ?? new Map<number, number>();
+    counts.set(
+      le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le),
+      Number(count) - (bucketsBefore.get(key)?.get(le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le)) ?? 0),
+    );
+    buckets.set(key, counts);
+  }
+  const before = bucketsBefore;
+  bucketsBefore = new Map(
+    [...buckets].map(([key, counts]) => [
+      key,
+      new Map([...counts].map(([le, n]) => [le, n + (before.get(key)?.get(le) ?? 0)])),
+    ]),
+  );
+  const parts: string[] = [];
+  for (const [key, counts] of [...buckets].sort()) {
+    const sorted = [...counts].sort((x, y) => x[0] - y[0]);
+    const total = sorted.at(-1)?.[1] ?? 0;
+    if (total === 0) continue;
+    const p99 = sorted.find(([, n]) => n >= total * 0.99)?.[0] ?? Number.POSITIVE_INFINITY;
+    parts.push(`${key}: ${total} answers, p99 ≤ ${Number.isFinite(p99) ? `${p99 * 1000} ms` : 'over 10 s'}`);
+  }
+  return `in the server (/leads): ${parts.join('; ') || 'none'}`;
 }
 
 function report(samples: Map<string, Sample[]>): void {

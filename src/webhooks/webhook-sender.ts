@@ -1,7 +1,9 @@
+import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import type { Text } from '../shared/messages.js';
+import { specialRangeOf } from './special-addresses.js';
 import { signatureHeader } from './webhook-signature.js';
 import { type TargetPolicy, targetProblem } from './webhook-target.js';
 
@@ -110,8 +112,34 @@ function open(
     'webhook-timestamp': String(timestampSeconds),
     'webhook-signature': signatureHeader(request.secrets, request.id, timestampSeconds, request.body),
   };
-  return client.request(url, { method: 'POST', agent, headers }, onAnswer);
+  const lookup = request.policy.allowPrivate ? undefined : publicLookup;
+  return client.request(url, { method: 'POST', agent, headers, lookup }, onAnswer);
 }
+
+/** Refused at connect: the address the name resolved to is special (its rule named, never the address). */
+class SpecialAddressError extends Error {
+  constructor(readonly rule: string) {
+    super(`the connection was refused: the host resolves to a non-public address (${rule})`);
+  }
+}
+
+/**
+ * The lookup of the connection itself, checked against the same list as a subscription's URL
+ * (special-addresses.ts), so that a name that resolved to a public address when checked and to a
+ * private one a moment later (DNS rebinding) is still refused. The filtering agent checks what
+ * this answers again, by its own rules.
+ */
+export const publicLookup: NonNullable<http.RequestOptions['lookup']> = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return (callback as (error: Error) => void)(error);
+    const rule = addresses.map((entry) => specialRangeOf(entry.address)).find((found) => found !== undefined);
+    if (rule !== undefined) return (callback as (error: Error) => void)(new SpecialAddressError(rule));
+    if (options.all) return (callback as (error: null, addresses: dns.LookupAddress[]) => void)(null, addresses);
+    const [first] = addresses;
+    if (!first) return (callback as (error: Error) => void)(new Error('the host does not resolve'));
+    (callback as (error: null, address: string, family: number) => void)(null, first.address, first.family);
+  });
+};
 
 const CONNECTION_ERRORS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -123,13 +151,13 @@ const CONNECTION_ERRORS: Record<string, string> = {
 };
 
 // request-filtering-agent reports a refused address only by this message (no error code).
-const FILTERED_ADDRESS = /^DNS lookup (\S+?)\(family:.* is not allowed/;
+const FILTERED_ADDRESS = /^DNS lookup \S+?\(family:.* is not allowed/;
 
-/** A short reason without the URL (its path or query may hold a receiver's token). */
+/** A short reason without the URL (its path or query may hold a receiver's token), nor a resolved address. */
 function describe(error: unknown): string {
+  if (error instanceof SpecialAddressError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
-  const filtered = FILTERED_ADDRESS.exec(message);
-  if (filtered) return `the connection was refused: ${filtered[1]} is not a public address`;
+  if (FILTERED_ADDRESS.test(message)) return 'the connection was refused: the host resolves to a non-public address';
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code) return CONNECTION_ERRORS[code] ?? `request failed (${code})`;
   return message.length > ECHO_LIMIT ? `${message.slice(0, ECHO_LIMIT)}…` : message;

@@ -1,15 +1,13 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import type { Text } from '../shared/messages.js';
+import { specialRangeOf } from './special-addresses.js';
 
 /** What a webhook target may be; both false in production (SPEC §15). */
 export interface TargetPolicy {
   readonly allowHttp: boolean;
   readonly allowPrivate: boolean;
 }
-
-const ECHO_LIMIT = 100;
 
 /** Why a webhook URL is refused (a short phrase for a 400, in both languages), or null when it is acceptable. */
 export async function targetProblem(url: string, policy: TargetPolicy): Promise<Text | null> {
@@ -32,18 +30,18 @@ export async function targetProblem(url: string, policy: TargetPolicy): Promise<
 
   const addresses = await addressesOf(parsed.hostname);
   if (addresses.length === 0) return { pt: 'o host não resolve', en: 'the host does not resolve' };
-  const refused = addresses.find((address) => !isPublicAddress(address));
-  if (refused === undefined) return null;
+  // The rule, never the address: a name's private address is not for the caller to learn.
+  const rule = addresses.map(specialRangeOf).find((found) => found !== undefined);
+  if (rule === undefined) return null;
   return {
-    pt: `o host resolve para um endereço não público (${echo(refused)})`,
-    en: `the host resolves to a non-public address (${echo(refused)})`,
+    pt: `o host resolve para um endereço não público (${rule})`,
+    en: `the host resolves to a non-public address (${rule})`,
   };
 }
 
-/** True only for ordinary unicast addresses; IPv4-mapped IPv6 is judged as the IPv4 it carries. */
+/** True only for ordinary public unicast addresses (special-addresses.ts). */
 export function isPublicAddress(address: string): boolean {
-  if (isIP(address) === 0) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  return specialRangeOf(address) === undefined;
 }
 
 async function addressesOf(hostname: string): Promise<string[]> {
@@ -55,8 +53,4 @@ async function addressesOf(hostname: string): Promise<string[]> {
   } catch {
     return [];
   }
-}
-
-function echo(text: string): string {
-  return text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : text;
 }

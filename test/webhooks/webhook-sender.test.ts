@@ -3,9 +3,11 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import ipaddr from 'ipaddr.js';
 import { RequestFilteringHttpAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
-import { sendWebhook, type WebhookRequest } from '../../src/webhooks/webhook-sender.js';
+import { SPECIAL_CIDRS } from '../../src/webhooks/special-addresses.js';
+import { publicLookup, sendWebhook, type WebhookRequest } from '../../src/webhooks/webhook-sender.js';
 import { newWebhookSecret } from '../../src/webhooks/webhook-signature.js';
 import { isPublicAddress, type TargetPolicy, targetProblem } from '../../src/webhooks/webhook-target.js';
 import { freePort } from '../helpers/free-port.js';
@@ -173,7 +175,7 @@ describe('webhook delivery (SPEC §15)', () => {
     const outcome = await deliver('/ok?private', { policy: { allowHttp: true, allowPrivate: false } });
     assert.equal(outcome.ok, false);
     assert.equal(outcome.status, null);
-    assert.equal(outcome.error, 'the host resolves to a non-public address (127.0.0.1)');
+    assert.equal(outcome.error, 'the host resolves to a non-public address (loopback)');
     assert.ok(!receiver.pathsReceived().includes('/ok?private'));
   });
 
@@ -248,8 +250,50 @@ describe('webhook targets (SPEC §15)', () => {
       ['0.0.0.0', '::'], // unspecified
       ['100.64.0.1', '192.0.2.1', '2001:db8::1'], // carrier-grade NAT, documentation
       ['2002:7f00:1::', '2001::1'], // 6to4, Teredo
+      ['fec0::1', '64:ff9b:1::1', '::10.0.0.1', '::8.8.8.8'], // site-local, NAT64 local-use, IPv4-compatible
+      ['64:ff9b::a00:1', '64:ff9b::7f00:1'], // NAT64 of 10.0.0.1 and 127.0.0.1
       ['localhost', 'not an address', ''],
     ].flat();
     for (const address of notPublic) assert.equal(isPublicAddress(address), false, address);
+    // NAT64 of a public address reaches that address.
+    assert.equal(isPublicAddress('64:ff9b::5db8:d822'), true);
+  });
+
+  it('refuses every range of the IANA special-purpose registries at save, naming the rule, never the address', async () => {
+    for (const cidr of SPECIAL_CIDRS) {
+      const [network, bits] = cidr.split('/') as [string, string];
+      const parsed = ipaddr.parse(network);
+      const bytes = parsed.toByteArray();
+      // The range's first address, and one inside it (its last byte set, where the prefix leaves it free).
+      const inside = [...bytes];
+      if (Number(bits) < bytes.length * 8) inside[bytes.length - 1] = 0x2a;
+      for (const address of [parsed.toString(), ipaddr.fromByteArray(inside).toString()]) {
+        const host = parsed.kind() === 'ipv6' ? `[${address}]` : address;
+        const problem = await targetProblem(`https://${host}/hook`, PRODUCTION);
+        assert.ok(problem, `${address} (${cidr}) accepted`);
+        assert.match(problem.en, /non-public address \([a-z0-9 -]+\)$/i, cidr);
+        assert.ok(!problem.en.includes(address) && !problem.pt.includes(address), `${problem.en} shows the address`);
+      }
+    }
+  });
+
+  it('refuses at connect a name that resolves to a special address (DNS rebinding), naming the rule only', async () => {
+    for (const all of [false, true]) {
+      const error = await new Promise<Error | null>((resolve) =>
+        publicLookup('localhost', { all }, (found: Error | null) => resolve(found)),
+      );
+      assert.equal(error?.message, 'the connection was refused: the host resolves to a non-public address (loopback)');
+    }
+    const outcome = await sendWebhook({
+      url: 'http://localhost:9/hook',
+      id: 'msg_rebind',
+      body: '{}',
+      secrets: [newWebhookSecret()],
+      timeoutMs: 2_000,
+      // Past the check at save (a name that resolved elsewhere then): the connection's own lookup refuses.
+      policy: { allowHttp: true, allowPrivate: false },
+    });
+    assert.equal(outcome.ok, false);
+    assert.doesNotMatch(outcome.error ?? '', /127\.0\.0\.1|::1/);
   });
 });
