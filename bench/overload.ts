@@ -36,6 +36,8 @@ const { values: options } = parseArgs({
 const SCENARIOS = new Set(options.only.split(','));
 /** The server's time in garbage collection when last read (serverState). */
 let gcSecondsBefore = 0;
+/** Each answer's bucket counts when last read (inServer), by method and status of the lead routes. */
+let bucketsBefore = new Map<string, Map<number, number>>();
 const DATABASE_URL = options['database-url'];
 /** The leads of each of the crowd's 50 tenants: a page of 1,000 is a whole page. */
 const READER_LEADS = 1_000;
@@ -295,9 +297,6 @@ async function serverState(url: string): Promise<string> {
     `RSS ${(value('process_resident_memory_bytes') / 2 ** 20).toFixed(0)} MB`
   );
 }
-
-/** Each answer's bucket counts when last read (inServer), by method and status of the lead routes. */
-let bucketsBefore = new Map<string, Map<number, number>>();
 
 /**
  * The server's own p99 since the last call, by method and status of `/leads`, as the upper bound of

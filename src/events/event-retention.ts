@@ -8,17 +8,22 @@ const DAY_MS = 24 * 60 * 60_000;
 
 /**
  * SPEC §14's retention: every ten minutes (and at start), events older than `days` are removed, a
- * few thousand per statement until none are left. Returns the function that stops it (and waits
- * for a pruning under way, so that the database is not closed under it).
+ * few thousand per statement until none are left; `pruneFirst` removes, before them, what was
+ * made from them (webhook deliveries: SPEC §17 wants no copy of an event to outlive it, on every
+ * instance, whether or not it delivers). Returns the function that stops it (and waits for a
+ * pruning under way, so that the database is not closed under it).
  */
 export function pruneEventsPeriodically(
   events: EventRepository,
   days: number,
   log: FastifyBaseLogger,
+  pruneFirst: (cutoff: Date) => Promise<unknown> = async () => {},
 ): () => Promise<void> {
   let running: Promise<void> | undefined;
   const prune = () => {
-    running ??= pruneOld(events, new Date(Date.now() - days * DAY_MS))
+    const cutoff = new Date(Date.now() - days * DAY_MS);
+    running ??= pruneFirst(cutoff)
+      .then(() => pruneOld(events, cutoff))
       .then((removed) => {
         if (removed > 0) log.info({ removed }, 'events past their retention removed');
       })

@@ -5,6 +5,7 @@ import { setNextPage } from '../http/next-page.js';
 import { errorResponses } from '../http/schemas.js';
 import { commaList } from '../records/list-query.js';
 import type { Services } from '../services.js';
+import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { EventRepository } from './event.repository.js';
 import { EventListQuery } from './event.schemas.js';
 import { ALL_EVENT_TYPES } from './event.service.js';
@@ -55,6 +56,9 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     },
   );
 
-  const stop = pruneEventsPeriodically(new EventRepository(services.db), config.eventRetentionDays, app.log);
+  const deliveries = new WebhookRepository();
+  const stop = pruneEventsPeriodically(new EventRepository(services.db), config.eventRetentionDays, app.log, (cutoff) =>
+    deliveries.pruneAll(services.db, cutoff),
+  );
   app.addHook('onClose', stop);
 };

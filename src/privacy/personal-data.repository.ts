@@ -89,6 +89,25 @@ export class PersonalDataRepository {
   }
 
   /**
+   * Redacts every webhook delivery about these records that an event's redaction did not reach (its
+   * event pruned meanwhile, or not yet redacted): only the record's id stays in its payload, as in a
+   * redacted event, and what the receivers answered is dropped.
+   */
+  async redactDeliveriesOf(handle: Db, tenantId: string, objectIds: readonly string[]): Promise<void> {
+    if (objectIds.length === 0) return;
+    const { rows } = await sql<{ id: string }>`
+      update webhook_deliveries set last_response = null,
+        payload = jsonb_set(jsonb_set(payload::jsonb, '{data,object}', jsonb_build_object('id', object_id)),
+          '{data,previous}', '{}'::jsonb)::text
+      where tenant_id = ${tenantId} and object_id = any (${objectIds}::uuid[])
+      returning id`.execute(handle);
+    if (rows.length === 0) return;
+    await sql`
+      update webhook_attempts set response = null
+      where delivery_id = any (${rows.map((row) => row.id)}::uuid[])`.execute(handle);
+  }
+
+  /**
    * Forgets the answers kept for Idempotency-Key replays (SPEC §7) that show any of `texts` (a
    * record's id, the e-mail): a replay would show the person again.
    */

@@ -102,6 +102,7 @@ export class PersonalDataService {
     await this.repository.holdDispatch(trx, tenantId);
     const redacted = await this.repository.redactEvents(trx, tenantId, histories, email);
     await this.repository.redactDeliveries(trx, tenantId, this.#payloads(tenantId, redacted));
+    await this.repository.redactDeliveriesOf(trx, tenantId, histories.whole);
     await this.repository.forgetAnswers(trx, tenantId, [...histories.whole, email]);
     return redacted.length;
   }

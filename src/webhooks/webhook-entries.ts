@@ -1,15 +1,18 @@
 import type { ApiEvent } from '../events/event.service.js';
-import { newId } from '../shared/ids.js';
+import { isUuid, newId } from '../shared/ids.js';
 import type { NewDelivery } from './webhook.repository.js';
 
 /** The delivery of `event` (shaped as the feed shows it) to a subscription. */
 export function deliveryOf(subscription: { id: string; tenantId: string }, event: ApiEvent): NewDelivery {
+  const object = event.data.object as { _id?: unknown; id?: unknown };
+  const objectId = object._id ?? object.id;
   return {
     tenantId: subscription.tenantId,
     subscriptionId: subscription.id,
     eventId: event.id,
     eventType: event.type,
     payload: JSON.stringify(event),
+    objectId: typeof objectId === 'string' && isUuid(objectId) ? objectId : undefined,
   };
 }
 

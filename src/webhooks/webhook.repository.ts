@@ -82,6 +82,8 @@ export interface NewDelivery {
   readonly eventId: string;
   readonly eventType: string;
   readonly payload: string;
+  /** The record the event is about, by which an erasure finds the delivery (SPEC §17); none for a test or a log entry. */
+  readonly objectId?: string | undefined;
   /** Set for an entry of the log that is not sent (`webhook.disabled`). */
   readonly status?: 'failed';
   readonly error?: string;
@@ -224,11 +226,11 @@ export class WebhookRepository {
     const values = deliveries.map(
       (d) =>
         sql`(${newId()}, ${d.tenantId}, ${d.subscriptionId}, ${d.eventId}, ${d.eventType}, ${d.payload},
-          ${d.status ?? 'pending'}, ${d.error ?? null}, ${d.status ? null : sql`now()`})`,
+          ${d.status ?? 'pending'}, ${d.error ?? null}, ${d.status ? null : sql`now()`}, ${d.objectId ?? null}::uuid)`,
     );
     const { rows } = await sql<{ id: string; tenantId: string }>`
       insert into webhook_deliveries
-        (id, tenant_id, subscription_id, event_id, event_type, payload, status, last_error, next_attempt_at)
+        (id, tenant_id, subscription_id, event_id, event_type, payload, status, last_error, next_attempt_at, object_id)
       values ${sql.join(values)}
       on conflict (subscription_id, event_id) do nothing
       returning id, tenant_id`.execute(db);
@@ -429,6 +431,16 @@ export class WebhookRepository {
         limit ${batch}
       )`.execute(db);
     return Number(result.numAffectedRows ?? 0n);
+  }
+
+  /** Removes every finished delivery made before `cutoff`, a batch at a time; answers how many. */
+  async pruneAll(db: Db, cutoff: Date, batch = 1_000): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const pruned = await this.pruneDeliveries(db, cutoff, batch);
+      removed += pruned;
+      if (pruned < batch) return removed;
+    }
   }
 
   /** Whether any webhook work can exist: an active subscription, or a delivery waiting. */

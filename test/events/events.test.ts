@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
 import { EventRepository } from '../../src/events/event.repository.js';
-import { pruneOld } from '../../src/events/event-retention.js';
+import { pruneEventsPeriodically, pruneOld } from '../../src/events/event-retention.js';
+import { WebhookRepository } from '../../src/webhooks/webhook.repository.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
@@ -227,6 +228,26 @@ describeEachBackend('the change feed (SPEC §14)', (ctx) => {
     assert.deepEqual(await events({}, other.token), []);
     const mine = await events();
     assert.deepEqual(await events({ objectId: mine[0]?.data.object._id as string }, other.token), []);
+  });
+
+  it('prunes the webhook deliveries past the retention with the events, on an instance that does not deliver (SPEC §17)', async () => {
+    const { rows } = await sql<{ id: string }>`
+      insert into webhook_subscriptions (id, tenant_id, url, event_types, families, active, secret, cursor_xid)
+      values (gen_random_uuid(), ${tenant.id}, 'https://example.com/hook', '{*}', '{lead}', false, 'sealed',
+        pg_snapshot_xmin(pg_current_snapshot()))
+      returning id`.execute(ctx.db);
+    await sql`
+      insert into webhook_deliveries (id, tenant_id, subscription_id, event_id, event_type, payload, status, created_at)
+      values (gen_random_uuid(), ${tenant.id}, ${rows[0]?.id}, 'old-event', 'lead.created', '{}', 'failed',
+        now() - interval '40 days')`.execute(ctx.db);
+    const quiet = { info() {}, warn() {} } as unknown as Parameters<typeof pruneEventsPeriodically>[2];
+    const stop = pruneEventsPeriodically(new EventRepository(ctx.db), 30, quiet, (cutoff) =>
+      new WebhookRepository().pruneAll(ctx.db, cutoff),
+    );
+    await stop();
+    const left = await sql`select 1 from webhook_deliveries where subscription_id = ${rows[0]?.id}`.execute(ctx.db);
+    assert.equal(left.rows.length, 0);
+    await sql`delete from webhook_subscriptions where id = ${rows[0]?.id}`.execute(ctx.db);
   });
 
   it('keeps events FUNIL_EVENT_RETENTION_DAYS; an after older than the pruned ones is a 410', async () => {

@@ -282,6 +282,44 @@ describeEachBackend(
       assert.equal(JSON.parse(retried?.body ?? '{}').data.object.name, 'Later');
     });
 
+    it("erases a person from a paused subscription's stored payloads even after their events were pruned; a retry sends the redacted one (SPEC §17)", async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      await ctx.request('POST', `${API}/leads`, {
+        token: tenant.token,
+        body: { name: 'Rita Erased', email: 'rita@example.com', phone: '+55 11 97777-6666' },
+      });
+      const [first] = await receiver.at(hook.path);
+      assert.match(first?.body ?? '', /rita@example\.com/);
+      const [delivery] = await waitFor(async () => {
+        const log = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+        return log.body[0]?.status === 'succeeded' ? log.body : undefined;
+      });
+      const hookUrl = `${API}/webhooks/${hook.id}`;
+      assert.equal((await ctx.request('PUT', hookUrl, { token: tenant.token, body: { active: false } })).status, 200);
+      // Past the retention while paused: the events are gone, the delivery log is not.
+      await sql`delete from events where tenant_id = ${tenant.id}`.execute(ctx.db);
+      const erased = await ctx.request('POST', `${API}/personal-data/erase`, {
+        token: tenant.token,
+        body: { email: 'rita@example.com' },
+      });
+      assert.equal(erased.status, 200);
+      assert.equal((await ctx.request('PUT', hookUrl, { token: tenant.token, body: { active: true } })).status, 200);
+      const retried = await ctx.request('POST', `${hookUrl}/deliveries/${delivery.id}/retry`, { token: tenant.token });
+      assert.ok(retried.status === 202 || retried.status === 404, String(retried.status));
+      if (retried.status === 202) {
+        const [, again] = await receiver.at(hook.path, 2);
+        assert.doesNotMatch(again?.body ?? '', /rita|Rita|97777/);
+        assert.equal(JSON.parse(again?.body ?? '{}').data.object.id, JSON.parse(first?.body ?? '{}').data.object._id);
+      }
+      const stored = await sql<{ payload: string }>`
+        select payload from webhook_deliveries where tenant_id = ${tenant.id}`.execute(ctx.db);
+      assert.deepEqual(
+        stored.rows.filter((row) => /rita/i.test(row.payload)),
+        [],
+      );
+    });
+
     it('delivers only the families the creating token could read, and only its own tenant', async () => {
       const tenant = await ctx.tenant();
       const other = await ctx.tenant('Other');
