@@ -129,8 +129,19 @@ class SpecialAddressError extends Error {
  * private one a moment later (DNS rebinding) is still refused. The filtering agent checks what
  * this answers again, by its own rules.
  */
-export const publicLookup: NonNullable<http.RequestOptions['lookup']> = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+export function checkedLookup(resolve: typeof dns.lookup = dns.lookup): NonNullable<http.RequestOptions['lookup']> {
+  return (hostname, options, callback) => publicAddressesOf(resolve, hostname, options, callback);
+}
+
+const publicLookup = checkedLookup();
+
+function publicAddressesOf(
+  resolve: typeof dns.lookup,
+  hostname: string,
+  options: dns.LookupOptions,
+  callback: Parameters<NonNullable<http.RequestOptions['lookup']>>[2],
+): void {
+  resolve(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return (callback as (error: Error) => void)(error);
     const rule = addresses.map((entry) => specialRangeOf(entry.address)).find((found) => found !== undefined);
     if (rule !== undefined) return (callback as (error: Error) => void)(new SpecialAddressError(rule));
@@ -139,7 +150,7 @@ export const publicLookup: NonNullable<http.RequestOptions['lookup']> = (hostnam
     if (!first) return (callback as (error: Error) => void)(new Error('the host does not resolve'));
     (callback as (error: null, address: string, family: number) => void)(null, first.address, first.family);
   });
-};
+}
 
 const CONNECTION_ERRORS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type dns from 'node:dns';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,7 +8,7 @@ import ipaddr from 'ipaddr.js';
 import { RequestFilteringHttpAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
 import { SPECIAL_CIDRS } from '../../src/webhooks/special-addresses.js';
-import { publicLookup, sendWebhook, type WebhookRequest } from '../../src/webhooks/webhook-sender.js';
+import { checkedLookup, sendWebhook, type WebhookRequest } from '../../src/webhooks/webhook-sender.js';
 import { newWebhookSecret } from '../../src/webhooks/webhook-signature.js';
 import { isPublicAddress, type TargetPolicy, targetProblem } from '../../src/webhooks/webhook-target.js';
 import { freePort } from '../helpers/free-port.js';
@@ -277,13 +278,29 @@ describe('webhook targets (SPEC §15)', () => {
     }
   });
 
-  it('refuses at connect a name that resolves to a special address (DNS rebinding), naming the rule only', async () => {
-    for (const all of [false, true]) {
-      const error = await new Promise<Error | null>((resolve) =>
-        publicLookup('localhost', { all }, (found: Error | null) => resolve(found)),
-      );
-      assert.equal(error?.message, 'the connection was refused: the host resolves to a non-public address (loopback)');
+  it('refuses at connect a name that resolves to any special address (DNS rebinding), naming the rule only', async () => {
+    // The connection's own lookup, over a resolver that answers each range in turn.
+    const lookupOf = (address: string) =>
+      checkedLookup(((_host: string, _options: unknown, done: (e: null, a: dns.LookupAddress[]) => void) =>
+        done(null, [{ address, family: address.includes(':') ? 6 : 4 }])) as unknown as typeof dns.lookup);
+    for (const cidr of SPECIAL_CIDRS) {
+      const address = cidr.split('/')[0] as string;
+      for (const all of [false, true]) {
+        const error = await new Promise<Error | null>((resolve) =>
+          lookupOf(address)('rebinding.example', { all }, (found: Error | null) => resolve(found)),
+        );
+        assert.match(
+          error?.message ?? 'accepted',
+          /^the connection was refused: the host resolves to a non-public address \(/,
+          cidr,
+        );
+        assert.ok(!error?.message.includes(address) || address === '::', `${error?.message} shows the address`);
+      }
     }
+    const found = await new Promise<string>((resolve) =>
+      lookupOf('93.184.216.34')('public.example', {}, (_error, address) => resolve(String(address))),
+    );
+    assert.equal(found, '93.184.216.34');
     const outcome = await sendWebhook({
       url: 'http://localhost:9/hook',
       id: 'msg_rebind',
