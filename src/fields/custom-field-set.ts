@@ -108,7 +108,11 @@ export class CustomFieldSet {
     };
   }
 
-  /** Each value checked and normalised (trimmed text, UTC timestamps); "" and [] become null (no value). */
+  /**
+   * Each value checked and normalised (trimmed text, UTC timestamps). `null` clears any field; the
+   * empty value of a field's own shape clears it too, as web forms send one for an empty input
+   * ("" for the types written as text, [] for a multiselect), and is a 400 on any other type.
+   */
   #checked(input: Readonly<Record<string, unknown>>) {
     // No prototype: a field may be named `constructor`, and a missing one must read as missing.
     const values: CustomPatch = Object.create(null);
@@ -121,7 +125,7 @@ export class CustomFieldSet {
       }
       // Trimmed, as every text of a body (SPEC §3).
       const value = typeof raw === 'string' ? raw.trim() : raw;
-      if (value === null || value === '' || (Array.isArray(value) && value.length === 0)) {
+      if (value === null || isEmptyOf(definition.type, value)) {
         values[key] = null;
         continue;
       }
@@ -176,4 +180,13 @@ function phraseOfType(type: CustomFieldType) {
     default:
       return fieldMessages.maxLength(VALUE_SCHEMAS[type].maxLength as number);
   }
+}
+
+/** The types whose values are written as text: an empty input of a web form sends "" for them. */
+const TEXT_TYPES: readonly CustomFieldType[] = ['text', 'select', 'date', 'datetime'];
+
+/** Whether `value` is the empty value of `type`'s own shape (a cleared input), not a value of another type. */
+function isEmptyOf(type: CustomFieldType, value: unknown): boolean {
+  if (value === '') return TEXT_TYPES.includes(type);
+  return type === 'multiselect' && Array.isArray(value) && value.length === 0;
 }

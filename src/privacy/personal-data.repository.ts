@@ -90,16 +90,17 @@ export class PersonalDataRepository {
 
   /**
    * Redacts every webhook delivery about these records that an event's redaction did not reach (its
-   * event pruned meanwhile, or not yet redacted): only the record's id stays in its payload, as in a
-   * redacted event, and what the receivers answered is dropped.
+   * event pruned meanwhile): its payload becomes the event as the feed shows a redacted one
+   * (`redacted: true`, `object: {_id}`, `previous: null`), and what the receivers answered is dropped.
    */
   async redactDeliveriesOf(handle: Db, tenantId: string, objectIds: readonly string[]): Promise<void> {
     if (objectIds.length === 0) return;
     const { rows } = await sql<{ id: string }>`
       update webhook_deliveries set last_response = null,
-        payload = jsonb_set(jsonb_set(payload::jsonb, '{data,object}', jsonb_build_object('id', object_id)),
-          '{data,previous}', '{}'::jsonb)::text
+        payload = (payload::jsonb || jsonb_build_object('redacted', true, 'data', jsonb_build_object(
+          'object', jsonb_build_object('_id', object_id), 'changedFields', '[]'::jsonb, 'previous', null)))::text
       where tenant_id = ${tenantId} and object_id = any (${objectIds}::uuid[])
+        and payload::jsonb -> 'redacted' is null
       returning id`.execute(handle);
     if (rows.length === 0) return;
     await sql`

@@ -19,7 +19,7 @@ import {
   WebhookUpdate,
   WebhookWithSecret,
 } from './webhook.schemas.js';
-import { type WebhookCaller, WebhookService } from './webhook.service.js';
+import { readableFamilies, type WebhookCaller, WebhookService } from './webhook.service.js';
 import { deliverWebhooks } from './webhook-delivery.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
@@ -102,6 +102,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         response: { 201: WebhookWithSecret, ...errorResponses(400, 403, 409, 413, 415) },
       },
       config: showsSecret,
+      // SPEC §2: a 403 for a family the token cannot read comes before the body's 400s.
+      preValidation: async (request) => {
+        readableFamilies(principalOf(request).scopes, (request.body as { events?: unknown } | null)?.events);
+      },
     },
     async (request, reply) =>
       reply.code(201).send(await service.create(request.db, caller(request), request.body as WebhookCreate)),

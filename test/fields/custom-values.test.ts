@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { LeadService } from '../../src/leads/lead.service.js';
@@ -79,6 +80,40 @@ const TYPES: Record<string, { options?: string[]; valid: [Json, Json][]; invalid
   },
 };
 
+/**
+ * Whether a custom field of `type` (with TYPES' options) takes `value`: a value of its own JSON
+ * type that its rules accept, or the empty value of its own shape (which clears it).
+ */
+function takes(type: string, value: unknown): boolean {
+  const options = TYPES[type]?.options ?? [];
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  switch (type) {
+    case 'text':
+      return text !== undefined && text.length <= 1000;
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'date':
+      return text === '' || (text !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text)));
+    case 'datetime':
+      return (
+        text === '' ||
+        (text !== undefined &&
+          /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:\d{2})$/.test(text) &&
+          !Number.isNaN(Date.parse(text)))
+      );
+    case 'select':
+      return text === '' || (text !== undefined && options.includes(text));
+    case 'multiselect':
+      return Array.isArray(value) && new Set(value).size === value.length && value.every((v) => options.includes(v));
+    default:
+      return false;
+  }
+}
+
 describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
   async function tenantWithEveryType(resource: 'lead' | 'customer'): Promise<TestTenant> {
     const tenant = await ctx.tenant();
@@ -119,7 +154,7 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
       }
     });
 
-    it(`${resource}s: custom is {} without values, merged key by key on update, null or "" clears a key`, async () => {
+    it(`${resource}s: custom is {} without values, merged key by key on update; null, or the empty value of its own shape, clears a key`, async () => {
       const tenant = await tenantWithEveryType(resource);
       const created = await ctx.request('POST', path, { token: tenant.token, body: body() });
       assert.deepEqual(created.body.custom, {});
@@ -136,7 +171,7 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
       assert.deepEqual(second.body.custom, { f_text: 'a', f_integer: 2, f_boolean: false });
       const cleared = await ctx.request('PUT', url, {
         token: tenant.token,
-        body: { custom: { f_text: null, f_boolean: '', f_multiselect: [] } },
+        body: { custom: { f_text: '', f_boolean: null, f_multiselect: [] } },
       });
       assert.deepEqual(cleared.body.custom, { f_integer: 2 });
       // Another field alone leaves custom as it was.
@@ -145,6 +180,54 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
       // A value that changes nothing writes nothing: the same ETag.
       const same = await ctx.request('PUT', url, { token: tenant.token, body: { custom: { f_integer: 2 } } });
       assert.equal(same.headers.etag, other.headers.etag);
+    });
+
+    it(`${resource}s: every type refuses every JSON value of another type, "" and [] included, naming custom.<key>, and stores nothing`, async () => {
+      const tenant = await tenantWithEveryType(resource);
+      // Values of every JSON type; each type takes some of them, and must refuse all the others.
+      const anyJson = fc.oneof(
+        fc.constant(''),
+        fc.constant([]),
+        fc.constant({}),
+        fc.string({ maxLength: 8 }),
+        fc.constantFrom('1', '1.5', 'true', 'false', 'null', '[]', '2026-11-24'),
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.boolean()), { maxLength: 3 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), fc.integer(), { maxKeys: 2 }),
+      );
+      const before = await ctx.db
+        .selectFrom(resource === 'lead' ? 'leads' : 'customers')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('tenantId', '=', tenant.id)
+        .executeTakeFirstOrThrow();
+      let refusedCount = 0;
+      for (const type of Object.keys(TYPES)) {
+        const key = `f_${type}`;
+        await fc.assert(
+          fc.asyncProperty(
+            anyJson.filter((value) => !takes(type, value)),
+            async (value) => {
+              const refused = await ctx.request('POST', path, { token: tenant.token, body: body({ [key]: value }) });
+              assert.equal(refused.status, 400, `${type} took ${JSON.stringify(value)}`);
+              assert.deepEqual(
+                refused.body.details.map((d: { field: string }) => d.field),
+                [`custom.${key}`],
+              );
+              refusedCount++;
+            },
+          ),
+          { numRuns: 25 },
+        );
+      }
+      const afterwards = await ctx.db
+        .selectFrom(resource === 'lead' ? 'leads' : 'customers')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('tenantId', '=', tenant.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(afterwards.n, before.n, 'nothing stored');
+      assert.ok(refusedCount >= 8 * 25);
     });
 
     it(`${resource}s: an undefined key, or another tenant's, is a 400 naming it; nothing is written`, async () => {

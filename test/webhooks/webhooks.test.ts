@@ -310,7 +310,9 @@ describeEachBackend(
       if (retried.status === 202) {
         const [, again] = await receiver.at(hook.path, 2);
         assert.doesNotMatch(again?.body ?? '', /rita|Rita|97777/);
-        assert.equal(JSON.parse(again?.body ?? '{}').data.object.id, JSON.parse(first?.body ?? '{}').data.object._id);
+        const redacted = JSON.parse(again?.body ?? '{}');
+        assert.equal(redacted.redacted, true);
+        assert.deepEqual(redacted.data.object, { _id: JSON.parse(first?.body ?? '{}').data.object._id });
       }
       const stored = await sql<{ payload: string }>`
         select payload from webhook_deliveries where tenant_id = ${tenant.id}`.execute(ctx.db);
@@ -454,6 +456,23 @@ describeEachBackend(
       assert.equal(answers.filter((answer) => answer.status === 409).length, 5);
       const listed = await ctx.request('GET', `${API}/webhooks`, { token: tenant.token });
       assert.equal(listed.body.length, 25);
+    });
+
+    it('answers the 403 for a family the token cannot read before a 400 for the rest of the body (SPEC §2)', async () => {
+      const tenant = await ctx.tenant();
+      const leadsOnly = (await ctx.token(tenant.id, ['leads:read', 'webhooks:write'])).token;
+      const noRead = (await ctx.token(tenant.id, ['webhooks:write'])).token;
+      const bad = { url: 'not a url', events: ['customer.created'], extra: true };
+      const refused = await ctx.request('POST', `${API}/webhooks`, { token: leadsOnly, body: bad });
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.body.error, /customers:read/);
+      assert.equal((await ctx.request('POST', `${API}/webhooks`, { token: noRead, body: bad })).status, 403);
+      // Types of no family are the schema's: a 400 naming events.
+      const unknown = await ctx.request('POST', `${API}/webhooks`, {
+        token: leadsOnly,
+        body: { url: receiver.url(target()), events: ['constructor.created'] },
+      });
+      assert.equal(unknown.status, 400, unknown.text);
     });
 
     it('needs webhooks:read to look and webhooks:write to change', async () => {
