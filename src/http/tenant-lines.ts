@@ -86,7 +86,7 @@ export class TenantLines {
    * When a request joining `tenant`'s line now would be answered: its wait, the longest of three
    * (the places of its line ahead of it, served `share` at a time; the turns of every line ahead
    * of it, served `capacity` at a time; the queries ahead of it for a connection), and then its own
-   * service, at the tenant's recent time (else every tenant's).
+   * service, at the tenant's recent time (else every tenant's); 0 when it would not wait at all.
    */
   predictedMs(tenant: string, line: Line | undefined): number {
     let wait = this.options.connectionWaitMs?.(tenant) ?? 0;
@@ -104,6 +104,8 @@ export class TenantLines {
       for (const other of this.#turns.values()) if (other !== line) turns += Math.min(other.waiting.length, mine + 1);
       wait = Math.max(wait, (turns * every) / this.#capacity);
     }
+    // A request that need not wait is never refused, however long its own work (a big batch).
+    if (wait <= 0) return 0;
     const service = Number.isNaN(own) ? every : own;
     return Number.isNaN(service) ? wait : wait + service;
   }

@@ -13,7 +13,7 @@ import { sendWebhook, type WebhookOutcome } from './webhook-sender.js';
 const ATTEMPT_TIMEOUT_MS = 10_000;
 /** How often the attempts of an inactive tenant look whether it is active again: as a first retry would, within these. */
 const INACTIVE_RECHECK_MIN_MS = 1_000;
-const INACTIVE_RECHECK_MAX_MS = 30_000;
+const INACTIVE_RECHECK_MAX_MS = 60_000;
 /** A subscription that has failed everything this long is turned off. */
 const FAILING_DAYS_BEFORE_DISABLE = 5;
 

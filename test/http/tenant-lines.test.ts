@@ -83,6 +83,20 @@ describe("a tenant's line (SPEC §10: fair share by waiting in line)", () => {
     assert.equal(lines.join('t'), 'slow');
   });
 
+  it('never refuses a request that need not wait, however long its own work takes (a big batch)', async () => {
+    const lines = new TenantLines({ share: 1, maxWaiting: 10, boundMs: 50 });
+    const slow = placeOf(lines, 't');
+    slow.serve(1_000);
+    await sleep(80);
+    slow.leave(); // served past the bound
+    for (let i = 0; i < 3; i++) {
+      const alone = placeOf(lines, 't');
+      assert.equal(alone.serve(1_000), undefined, 'served at once');
+      await sleep(80);
+      alone.leave();
+    }
+  });
+
   it('gives up waiting after the time allowed (ConnectionWaitTimeout: a 503), and its place is not served later', async () => {
     const lines = new TenantLines({ share: 1, maxWaiting: 10, boundMs: 60_000 });
     const first = placeOf(lines, 't');
