@@ -9,8 +9,30 @@ export interface TargetPolicy {
   readonly allowPrivate: boolean;
 }
 
-/** Why a webhook URL is refused (a short phrase for a 400, in both languages), or null when it is acceptable. */
-export async function targetProblem(url: string, policy: TargetPolicy): Promise<Text | null> {
+/**
+ * The name could not be looked up for now (the resolver timed out or failed): no verdict on the
+ * URL, which may well be right. A 503 with Retry-After, never the 400 of a name that does not exist.
+ */
+export class TargetLookupUnavailable extends Error {
+  constructor(readonly code: string) {
+    super(`the host could not be looked up for now (${code})`);
+  }
+}
+
+/** The answers of a lookup that say the name does not exist, or has no address: a verdict. */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME']);
+
+type Resolve = (hostname: string, options: { all: true; verbatim: true }) => Promise<{ address: string }[]>;
+
+/**
+ * Why a webhook URL is refused (a short phrase for a 400, in both languages), or null when it is
+ * acceptable; throws TargetLookupUnavailable when its name cannot be looked up for now.
+ */
+export async function targetProblem(
+  url: string,
+  policy: TargetPolicy,
+  resolve: Resolve = lookup,
+): Promise<Text | null> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -28,7 +50,7 @@ export async function targetProblem(url: string, policy: TargetPolicy): Promise<
   }
   if (policy.allowPrivate) return null;
 
-  const addresses = await addressesOf(parsed.hostname);
+  const addresses = await addressesOf(parsed.hostname, resolve);
   if (addresses.length === 0) return { pt: 'o host não resolve', en: 'the host does not resolve' };
   // The rule, never the address: a name's private address is not for the caller to learn.
   const rule = addresses.map(specialRangeOf).find((found) => found !== undefined);
@@ -44,13 +66,15 @@ export function isPublicAddress(address: string): boolean {
   return specialRangeOf(address) === undefined;
 }
 
-async function addressesOf(hostname: string): Promise<string[]> {
+async function addressesOf(hostname: string, resolve: Resolve): Promise<string[]> {
   const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   if (isIP(host) !== 0) return [host];
   try {
-    const found = await lookup(host, { all: true, verbatim: true });
+    const found = await resolve(host, { all: true, verbatim: true });
     return found.map((entry) => entry.address);
-  } catch {
-    return [];
+  } catch (error) {
+    const code = String((error as NodeJS.ErrnoException).code ?? 'unknown');
+    if (NO_SUCH_NAME.has(code)) return [];
+    throw new TargetLookupUnavailable(code);
   }
 }

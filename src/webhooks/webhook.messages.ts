@@ -3,6 +3,10 @@ import type { Text } from '../shared/messages.js';
 export const webhookMessages = {
   webhookNotFound: { pt: 'Webhook não encontrado.', en: 'Webhook not found.' },
   deliveryNotFound: { pt: 'Entrega não encontrada.', en: 'Delivery not found.' },
+  lookupUnavailable: {
+    pt: 'Não foi possível consultar o DNS do endereço agora. Tente novamente em instantes.',
+    en: "The URL's host name could not be looked up just now. Try again shortly.",
+  },
   nothingToRead: {
     pt: 'Um webhook só recebe eventos que o token que o cria pode ler: o token precisa de leads:read ou customers:read.',
     en: 'A webhook receives only events its creating token can read: the token needs leads:read or customers:read.',

@@ -19,7 +19,7 @@ import type {
 import type { Delivery, Webhook, WebhookCreate, WebhookUpdate } from './webhook.schemas.js';
 import { webhookEntry } from './webhook-entries.js';
 import { newWebhookSecret } from './webhook-signature.js';
-import { targetProblem } from './webhook-target.js';
+import { TargetLookupUnavailable, targetProblem } from './webhook-target.js';
 
 const MAX_SUBSCRIPTIONS = 25;
 /** Rotations within one 24 h overlap beyond this drop the oldest secret early (each signature costs an HMAC). */
@@ -206,7 +206,10 @@ export class WebhookService {
   }
 
   async #checkTarget(url: string): Promise<void> {
-    const problem = await targetProblem(url, this.settings);
+    const problem = await targetProblem(url, this.settings).catch((error: unknown) => {
+      if (error instanceof TargetLookupUnavailable) throw serviceUnavailable(webhookMessages.lookupUnavailable, 5);
+      throw error;
+    });
     if (problem) throw validationFailed([{ field: 'url', message: webhookMessages.badTarget(problem) }]);
   }
 }

@@ -10,7 +10,12 @@ import { Webhook } from 'standardwebhooks';
 import { SPECIAL_CIDRS } from '../../src/webhooks/special-addresses.js';
 import { checkedLookup, sendWebhook, type WebhookRequest } from '../../src/webhooks/webhook-sender.js';
 import { newWebhookSecret } from '../../src/webhooks/webhook-signature.js';
-import { isPublicAddress, type TargetPolicy, targetProblem } from '../../src/webhooks/webhook-target.js';
+import {
+  isPublicAddress,
+  TargetLookupUnavailable,
+  type TargetPolicy,
+  targetProblem,
+} from '../../src/webhooks/webhook-target.js';
 import { freePort } from '../helpers/free-port.js';
 
 interface Received {
@@ -223,6 +228,26 @@ describe('webhook targets (SPEC §15)', () => {
     for (const url of refused) {
       assert.match((await targetProblem(url, PRODUCTION))?.en ?? '', /non-public address/, url);
     }
+  });
+
+  it('tells a name that does not exist (400) from a lookup that failed for now (503, retried at delivery)', async () => {
+    const failing = (code: string) => async () => {
+      throw Object.assign(new Error(`lookup failed: ${code}`), { code });
+    };
+    for (const code of ['EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL']) {
+      await assert.rejects(
+        targetProblem('https://hooks.example.com/', PRODUCTION, failing(code)),
+        (error: unknown) => error instanceof TargetLookupUnavailable && error.code === code,
+      );
+    }
+    for (const code of ['ENOTFOUND', 'ENODATA']) {
+      const problem = await targetProblem('https://hooks.example.com/', PRODUCTION, failing(code));
+      assert.equal(problem?.en, 'the host does not resolve', code);
+    }
+    const resolved = await targetProblem('https://hooks.example.com/', PRODUCTION, async () => [
+      { address: '93.184.216.34' },
+    ]);
+    assert.equal(resolved, null);
   });
 
   it('accepts a public address, and a private one when private targets are allowed', async () => {
