@@ -19,9 +19,9 @@ export const webhookMessages = {
     pt: `Um tenant pode ter no máximo ${limit} webhooks.`,
     en: `A tenant may have at most ${limit} webhooks.`,
   }),
-  alreadyPending: {
-    pt: 'Esta entrega já aguarda uma tentativa.',
-    en: 'This delivery is already waiting for an attempt.',
+  attemptUnderWay: {
+    pt: 'Uma tentativa desta entrega está em andamento. Tente novamente em instantes.',
+    en: 'An attempt of this delivery is under way. Try again shortly.',
   },
   badTarget: (reason: Text) => ({ pt: `URL recusada: ${reason.pt}.`, en: `URL refused: ${reason.en}.` }),
 } as const satisfies Record<string, Text | ((...args: never[]) => Text)>;

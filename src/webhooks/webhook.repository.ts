@@ -238,12 +238,19 @@ export class WebhookRepository {
   }
 
   /** Puts a finished delivery back in line for another attempt (a retry by hand). */
-  async requeue(db: Db, id: string): Promise<DeliveryRow> {
+  /**
+   * Puts a delivery in line for an attempt now: a finished one for another try, a pending one for
+   * its next try at once (whose scheduled job then finds it made: `replaced_attempt`). Undefined
+   * while an attempt is under way (claimed): it must end first.
+   */
+  async requeue(db: Db, id: string): Promise<DeliveryRow | undefined> {
     const { rows } = await sql<DeliveryRow>`
       update webhook_deliveries d
-      set status = 'pending', next_attempt_at = now(), claimed_by = null, claimed_until = null
-      where id = ${id} returning ${DELIVERY_COLUMNS}`.execute(db);
-    return rows[0] as DeliveryRow;
+      set replaced_attempt = case when status = 'pending' then tries + 1 else replaced_attempt end,
+        status = 'pending', next_attempt_at = now(), claimed_by = null, claimed_until = null
+      where id = ${id} and (claimed_until is null or claimed_until < now())
+      returning ${DELIVERY_COLUMNS}`.execute(db);
+    return rows[0];
   }
 
   /**
@@ -284,7 +291,8 @@ export class WebhookRepository {
   async attemptTaken(db: Db, job: AttemptClaim): Promise<boolean> {
     const { rows } = await sql`
       select 1 from webhook_deliveries
-      where id = ${job.deliveryId} and (tries >= ${job.attempt} or claimed_until > now())`.execute(db);
+      where id = ${job.deliveryId} and (tries >= ${job.attempt} or claimed_until > now())
+        and replaced_attempt is distinct from ${job.attempt}`.execute(db);
     return rows.length > 0;
   }
 

@@ -220,7 +220,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       schema: {
         operationId: 'retryWebhookDelivery',
         summary: 'Attempt a delivery again now',
-        description: "Also needs the read scope of the delivery's event family (`leads:read`, `customers:read`).",
+        description:
+          'A failed delivery, or one waiting for its next automatic try (which this replaces), is attempted at once; ' +
+          "an attempt under way at that moment is a 409. Also needs the read scope of the delivery's event family " +
+          '(`leads:read`, `customers:read`).',
         tags,
         params: DeliveryParams,
         response: { 202: Delivery, ...errorResponses(400, 403, 404, 409) },

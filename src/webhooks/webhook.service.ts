@@ -168,7 +168,10 @@ export class WebhookService {
     return toDelivery(delivery as DeliveryRow);
   }
 
-  /** A retry by hand: the delivery gets one more attempt now (a pending one is already waiting: 409). */
+  /**
+   * A retry by hand: the delivery gets an attempt now, whether it failed or waits for its next
+   * automatic try, which it then replaces (SPEC §15). An attempt under way must end first (409).
+   */
   async retry(handle: Db, caller: WebhookCaller, id: string, deliveryId: string): Promise<Delivery> {
     if (!isUuid(deliveryId)) throw notFound(webhookMessages.deliveryNotFound);
     await this.#queueReady();
@@ -177,8 +180,8 @@ export class WebhookService {
       readsAll(caller, await this.#find(trx, tenantId, id));
       const current = await this.webhooks.findDelivery(trx, tenantId, id, deliveryId);
       if (!current || current.eventType === 'webhook.disabled') throw notFound(webhookMessages.deliveryNotFound);
-      if (current.status === 'pending') throw conflict(webhookMessages.alreadyPending);
       const requeued = await this.webhooks.requeue(trx, deliveryId);
+      if (!requeued) throw conflict(webhookMessages.attemptUnderWay);
       await this.#enqueue(trx, deliveryId, tenantId, requeued.tries + 1);
       return requeued;
     });

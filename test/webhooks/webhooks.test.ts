@@ -108,18 +108,19 @@ describeEachBackend(
       });
       assert.equal(failed.tries, 3);
       assert.equal(failed.httpStatus, 502);
+      receiver.delay(hook.path, 1_000);
       const retried = await ctx.request('POST', `${API}/webhooks/${hook.id}/deliveries/${failed.id}/retry`, {
         token: tenant.token,
       });
       assert.equal(retried.status, 202, retried.text);
       assert.equal(retried.body.status, 'pending');
-      // While the attempt waits for its answer, the delivery is pending: no second retry.
-      receiver.delay(hook.path, 1_000);
+      const arrived = await receiver.at(hook.path, 4);
+      // While the attempt waits for its answer, no second one: 409 until it ends.
       const again = await ctx.request('POST', `${API}/webhooks/${hook.id}/deliveries/${failed.id}/retry`, {
         token: tenant.token,
       });
       assert.equal(again.status, 409);
-      const arrived = await receiver.at(hook.path, 4);
+      assert.equal(again.body.code, 'conflict');
       assert.equal(arrived[3]?.headers['webhook-id'], failed.eventId);
       const done = await waitFor(async () => {
         const answer = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
@@ -560,3 +561,47 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_00
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+describeEachBackend(
+  'a retry by hand replaces the automatic try it waits for (SPEC §15)',
+  (ctx) => {
+    const receiver = new WebhookReceiver();
+    before(() => receiver.start());
+    after(() => receiver.close());
+
+    it('sends at once a delivery whose next try is minutes away, and the log shows the attempt', async () => {
+      const tenant = await ctx.tenant();
+      const created = await ctx.request('POST', `${API}/webhooks`, {
+        token: tenant.token,
+        body: { url: receiver.url('/later'), events: ['lead.created'] },
+      });
+      receiver.respond('/later', 500);
+      await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name: 'Fixed', phone: '1' } });
+      await receiver.at('/later');
+      const waiting = await waitFor(async () => {
+        const log = await ctx.request('GET', `${API}/webhooks/${created.body.id}/deliveries`, { token: tenant.token });
+        return log.body[0]?.tries === 1 ? log.body[0] : undefined;
+      });
+      assert.equal(waiting.status, 'pending');
+      assert.ok(Date.parse(waiting.nextAttemptAt) - Date.now() > 60_000, 'the next automatic try is minutes away');
+      const retried = await ctx.request('POST', `${API}/webhooks/${created.body.id}/deliveries/${waiting.id}/retry`, {
+        token: tenant.token,
+      });
+      assert.equal(retried.status, 202, retried.text);
+      const [, now] = await receiver.at('/later', 2, 10_000);
+      assert.equal(now?.headers['webhook-id'], waiting.eventId);
+      const done = await waitFor(async () => {
+        const log = await ctx.request('GET', `${API}/webhooks/${created.body.id}/deliveries`, { token: tenant.token });
+        return log.body[0]?.status === 'succeeded' ? log.body[0] : undefined;
+      });
+      assert.deepEqual(
+        done.attempts.map((a: { try: number; httpStatus: number }) => [a.try, a.httpStatus]),
+        [
+          [1, 500],
+          [2, 200],
+        ],
+      );
+    });
+  },
+  { FUNIL_WEBHOOKS_DELIVER: 'true', ...LOCAL_TARGETS, FUNIL_WEBHOOKS_RETRY_DELAYS: '300,300' },
+);

@@ -463,7 +463,7 @@ export interface paths {
         put?: never;
         /**
          * Attempt a delivery again now
-         * @description Also needs the read scope of the delivery's event family (`leads:read`, `customers:read`).
+         * @description A failed delivery, or one waiting for its next automatic try (which this replaces), is attempted at once; an attempt under way at that moment is a 409. Also needs the read scope of the delivery's event family (`leads:read`, `customers:read`).
          *
          *     Needs the scope `webhooks:write`.
          */
