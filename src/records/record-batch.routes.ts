@@ -70,6 +70,12 @@ export function registerBatchRoute(app: FastifyInstance, route: BatchRoute): voi
       config: { scope: route.scopes.write, upsertScopes: [route.scopes.write, route.scopes.read] },
       // The route's schema documents the items; only the envelope is checked before the handler.
       validatorCompiler: (request) => (request.httpPart === 'body' ? validateEnvelope : compile(request)),
+      // Before the Idempotency-Key is compared (a preHandler added after this one): each item as
+      // its check leaves it (trimmed, e-mails lower-cased), so that a retried batch means what a
+      // retried single POST means (SPEC §7). The handler checks them again, for their errors.
+      preHandler: async (request) => {
+        for (const item of (request.body as { items: unknown[] }).items) validateItem(item);
+      },
     },
     async (request) => {
       const { upsert } = request.query as UpsertQuery;

@@ -79,6 +79,25 @@ describeEachBackend('Idempotency-Key on POST (SPEC §7)', (ctx) => {
     assert.notEqual(sameBodyOtherToken.body._id, fromForm.body._id, 'another token: another request');
   });
 
+  it('compares what a body means, the same for a batch as for a single POST: an e-mail in another case or with spaces replays', async () => {
+    const single = await post('leads', 'key-meaning-1', { name: 'Ana', email: 'Ana@Example.com' });
+    assert.equal(single.status, 201);
+    const singleAgain = await post('leads', 'key-meaning-1', { name: ' Ana ', email: 'ana@example.com ' });
+    assert.equal(singleAgain.status, 201);
+    assert.equal(singleAgain.headers['idempotent-replayed'], 'true');
+    const batch = await post('leads/batch', 'key-meaning-2', { items: [{ name: 'Bia', email: 'Bia@Example.com' }] });
+    assert.equal(batch.status, 200);
+    const batchAgain = await post('leads/batch', 'key-meaning-2', {
+      items: [{ name: ' Bia', email: 'bia@example.com ' }],
+    });
+    assert.equal(batchAgain.status, 200, JSON.stringify(batchAgain.body));
+    assert.equal(batchAgain.headers['idempotent-replayed'], 'true');
+    assert.equal(await countLeads(tenant.id, 'Bia'), 1);
+    // A different meaning is still another request.
+    const other = await post('leads/batch', 'key-meaning-2', { items: [{ name: 'Bia', email: 'bia2@example.com' }] });
+    assert.equal(other.status, 422);
+  });
+
   it('answers 422 to the same key and body on another route', async () => {
     const body = { name: 'Route bound', email: 'route-bound@example.com' };
     assert.equal((await post('leads', 'route-key', body)).status, 201);
