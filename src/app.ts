@@ -123,7 +123,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     decorator: 'adminSwagger',
     prefix: ADMIN_PREFIX,
     title: 'Funil admin API',
-    description: 'Tenants and their tokens, for operators. Enabled when FUNIL_ADMIN_TOKEN is set (SPEC §9).',
+    description: 'Tenants and their tokens, for operators. Enabled when FUNIL_ADMIN_TOKEN is set.',
     security: { name: 'adminToken', description: 'The value of FUNIL_ADMIN_TOKEN.' },
   });
   await serveDocsPage(app);

@@ -8,7 +8,9 @@ const TokenInfo = Type.Object(
   {
     tokenId: Type.String({ format: 'uuid' }),
     tenant: Type.String({ format: 'uuid', description: 'The tenant the token belongs to.' }),
-    scopes: Type.Array(Type.String(), { description: 'What the token may do (SPEC §5), in the order of SPEC §19.' }),
+    scopes: Type.Array(Type.String(), {
+      description: "What the token may do, in the order of the README's list of scopes.",
+    }),
   },
   { additionalProperties: false },
 );

@@ -52,12 +52,13 @@ export function eventSchemas(lead: TSchema, customer: TSchema) {
       requestId: Nullable(Type.String({ description: 'The X-Request-Id of the request that made the change.' })),
       reason: Type.Optional(
         Type.Literal('erasure', {
-          description: 'On a `*.deleted` event: the record was erased on request (SPEC §17); `object` is only `{_id}`.',
+          description:
+            "On a `*.deleted` event: the record was erased at its person's request; `object` is only `{_id}`.",
         }),
       ),
       redacted: Type.Optional(
         Type.Literal(true, {
-          description: 'An erasure (SPEC §17) redacted this event: `object` is only `{_id}`, `previous` is null.',
+          description: 'An erasure of personal data redacted this event: `object` is only `{_id}`, `previous` is null.',
         }),
       ),
       data: Type.Object(

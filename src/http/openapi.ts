@@ -83,8 +83,7 @@ function documentRoute(options: DocumentOptions, schema: FastifySchema | undefin
       properties: {
         'idempotency-key': {
           type: 'string',
-          description:
-            'Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7).',
+          description: 'Makes the request safe to retry for 24 hours: the same key and body replay the first answer.',
         },
       },
     };
@@ -155,7 +154,7 @@ function responseHeaders(
   }
   const properties = (response.properties ?? {}) as Record<string, unknown>;
   if ('_id' in properties) {
-    headers.ETag = { type: 'string', description: 'The version of the record, for `If-Match` (SPEC §8).' };
+    headers.ETag = { type: 'string', description: 'The version of the record, for `If-Match`.' };
     if (upsert) {
       headers['Funil-Upsert'] = {
         type: 'string',

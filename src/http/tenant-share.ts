@@ -128,7 +128,7 @@ function measureLines(registry: Registry, lines: TenantLines): Counter<'reason'>
   for (const state of ['serving', 'waiting'] as const) {
     new Gauge({
       name: `funil_tenant_line_${state}_requests`,
-      help: `Requests ${state === 'serving' ? 'served' : "waiting in their tenants' lines"} on this instance (SPEC §10, fair share).`,
+      help: `Requests ${state === 'serving' ? 'served' : "waiting in their tenants' lines"} on this instance (fair share).`,
       registers: [registry],
       collect() {
         this.set(lines.totals()[state]);

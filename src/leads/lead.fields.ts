@@ -50,7 +50,10 @@ function leadFieldTable(statuses: readonly string[]) {
     externalId: { read: Nullable(Type.String()), write: ExternalId, default: null },
     customerId: {
       read: Nullable(
-        Type.String({ format: 'uuid', description: 'The customer this lead was converted to (SPEC §13).' }),
+        Type.String({
+          format: 'uuid',
+          description: 'The customer this lead was converted to (`POST /leads/{id}/convert`).',
+        }),
       ),
     },
     custom: { read: CustomValues, write: CustomInput, default: {}, storage: 'object' },

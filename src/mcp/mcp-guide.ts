@@ -5,7 +5,10 @@ export const TOOL_SUMMARIES: Readonly<Record<string, readonly [scope: string, su
   create_lead: ['leads:write', 'a new lead (name, and an e-mail or a phone)'],
   update_lead: ['leads:write', 'some fields of a lead, optionally only if its `etag` still matches'],
   set_lead_status: ['leads:write', 'moves a lead to another pipeline stage'],
-  convert_lead: ['leads:write + customers:write + customers:read', 'turns a lead into a customer (SPEC §13)'],
+  convert_lead: [
+    'leads:write + customers:write + customers:read',
+    'turns a lead into a customer, or links the one with its e-mail',
+  ],
   lead_history: ['leads:read', "a lead's changes, oldest first (the change feed's events)"],
   pipeline_summary: ['leads:read', 'leads of a period by status, by source and per day'],
   search_customers: ['customers:read', 'customers by text, e-mail, status, type, creation or change time'],

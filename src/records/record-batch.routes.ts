@@ -56,7 +56,7 @@ export function registerBatchRoute(app: FastifyInstance, route: BatchRoute): voi
         description:
           `Applies each item as \`POST /${route.path}\` would (with \`upsert=\`, as an upsert), in input order, in one ` +
           'transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per ' +
-          'item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` ' +
+          'item, in input order: `status` 201 or 200 with `data`, or the status of its error with the usual error `{success: false, error, code, details?}` as `error` ' +
           'body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; ' +
           'it counts as one request for the rate limit.',
         tags: [route.path],

@@ -5,7 +5,7 @@ import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schema
 const Url = Type.String({
   minLength: 1,
   maxLength: 2000,
-  description: 'An https:// URL that resolves to a public address (SPEC §15).',
+  description: 'An https:// URL that resolves to a public address.',
   examples: ['https://example.com/funil/webhooks'],
 });
 const EventTypes = Type.Array(StringEnum([...ALL_EVENT_TYPES, '*']), {

@@ -70,6 +70,13 @@ describeEachBackend(
       assert.equal(admin.servers[0].url, '/api/admin/v1');
     });
 
+    it('speaks to users: no text cites the specification, a document they never see', () => {
+      for (const document of [external, admin]) {
+        const cited = JSON.stringify(document).match(/.{0,60}SPEC §.{0,20}/g) ?? [];
+        assert.deepEqual(cited, []);
+      }
+    });
+
     it('lists every external operation, with its scope, and nothing else', () => {
       const found = operations(external).map(
         ([method, path, operation]) =>

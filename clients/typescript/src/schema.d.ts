@@ -69,7 +69,7 @@ export interface paths {
         put?: never;
         /**
          * Create or upsert up to 100 leads in one request
-         * @description Applies each item as `POST /leads` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
+         * @description Applies each item as `POST /leads` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the usual error `{success: false, error, code, details?}` as `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
          *
          *     With `upsert=`, needs `leads:write` and `leads:read` instead.
          *
@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Create or upsert up to 100 customers in one request
-         * @description Applies each item as `POST /customers` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the SPEC §2 `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
+         * @description Applies each item as `POST /customers` would (with `upsert=`, as an upsert), in input order, in one transaction: an item that fails leaves no trace and the others go on. The answer is 200 with one result per item, in input order: `status` 201 or 200 with `data`, or the status of its error with the usual error `{success: false, error, code, details?}` as `error` body. A body that is not `{"items": [1–100 items]}` is one 400. `Idempotency-Key` covers the whole batch; it counts as one request for the rate limit.
          *
          *     With `upsert=`, needs `customers:write` and `customers:read` instead.
          *
@@ -821,7 +821,7 @@ export interface operations {
                 upsert?: "email" | "externalId";
             };
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -899,7 +899,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
                     "Funil-Upsert"?: "created" | "updated";
@@ -926,7 +926,7 @@ export interface operations {
                         externalId: string | null;
                         /**
                          * Format: uuid
-                         * @description The customer this lead was converted to (SPEC §13).
+                         * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                          */
                         customerId: string | null;
                         /**
@@ -971,7 +971,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
                     "Funil-Upsert"?: "created" | "updated";
@@ -998,7 +998,7 @@ export interface operations {
                         externalId: string | null;
                         /**
                          * Format: uuid
-                         * @description The customer this lead was converted to (SPEC §13).
+                         * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                          */
                         customerId: string | null;
                         /**
@@ -1340,7 +1340,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1363,7 +1363,7 @@ export interface operations {
                         externalId: string | null;
                         /**
                          * Format: uuid
-                         * @description The customer this lead was converted to (SPEC §13).
+                         * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                          */
                         customerId: string | null;
                         /**
@@ -1643,7 +1643,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1666,7 +1666,7 @@ export interface operations {
                         externalId: string | null;
                         /**
                          * Format: uuid
-                         * @description The customer this lead was converted to (SPEC §13).
+                         * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                          */
                         customerId: string | null;
                         /**
@@ -2343,7 +2343,7 @@ export interface operations {
                 upsert?: "email" | "externalId";
             };
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2454,7 +2454,7 @@ export interface operations {
                                 externalId: string | null;
                                 /**
                                  * Format: uuid
-                                 * @description The customer this lead was converted to (SPEC §13).
+                                 * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                                  */
                                 customerId: string | null;
                                 /**
@@ -2831,7 +2831,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -2854,7 +2854,7 @@ export interface operations {
                         externalId: string | null;
                         /**
                          * Format: uuid
-                         * @description The customer this lead was converted to (SPEC §13).
+                         * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                          */
                         customerId: string | null;
                         /**
@@ -3401,7 +3401,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -3471,7 +3471,7 @@ export interface operations {
                             externalId: string | null;
                             /**
                              * Format: uuid
-                             * @description The customer this lead was converted to (SPEC §13).
+                             * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                              */
                             customerId: string | null;
                             /**
@@ -3587,7 +3587,7 @@ export interface operations {
                             externalId: string | null;
                             /**
                              * Format: uuid
-                             * @description The customer this lead was converted to (SPEC §13).
+                             * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                              */
                             customerId: string | null;
                             /**
@@ -4249,7 +4249,7 @@ export interface operations {
                 upsert?: "email" | "externalId";
             };
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4321,7 +4321,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
                     "Funil-Upsert"?: "created" | "updated";
@@ -4387,7 +4387,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
                     "Funil-Upsert"?: "created" | "updated";
@@ -4750,7 +4750,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -5042,7 +5042,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -5736,7 +5736,7 @@ export interface operations {
                 upsert?: "email" | "externalId";
             };
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -6212,7 +6212,7 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
-                    /** @description The version of the record, for `If-Match` (SPEC §8). */
+                    /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -6771,7 +6771,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -8246,12 +8246,12 @@ export interface operations {
                         /** @description The X-Request-Id of the request that made the change. */
                         requestId: string | null;
                         /**
-                         * @description On a `*.deleted` event: the record was erased on request (SPEC §17); `object` is only `{_id}`.
+                         * @description On a `*.deleted` event: the record was erased at its person's request; `object` is only `{_id}`.
                          * @enum {string}
                          */
                         reason?: "erasure";
                         /**
-                         * @description An erasure (SPEC §17) redacted this event: `object` is only `{_id}`, `previous` is null.
+                         * @description An erasure of personal data redacted this event: `object` is only `{_id}`, `previous` is null.
                          * @enum {boolean}
                          */
                         redacted?: true;
@@ -8275,7 +8275,7 @@ export interface operations {
                                 externalId: string | null;
                                 /**
                                  * Format: uuid
-                                 * @description The customer this lead was converted to (SPEC §13).
+                                 * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                                  */
                                 customerId: string | null;
                                 /**
@@ -8745,7 +8745,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -8755,7 +8755,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description An https:// URL that resolves to a public address (SPEC §15).
+                     * @description An https:// URL that resolves to a public address.
                      * @example https://example.com/funil/webhooks
                      */
                     url: string;
@@ -9336,7 +9336,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description An https:// URL that resolves to a public address (SPEC §15).
+                     * @description An https:// URL that resolves to a public address.
                      * @example https://example.com/funil/webhooks
                      */
                     url?: string;
@@ -9943,7 +9943,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -10535,7 +10535,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -10869,7 +10869,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11249,7 +11249,7 @@ export interface operations {
                             externalId: string | null;
                             /**
                              * Format: uuid
-                             * @description The customer this lead was converted to (SPEC §13).
+                             * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                              */
                             customerId: string | null;
                             /**
@@ -11349,12 +11349,12 @@ export interface operations {
                             /** @description The X-Request-Id of the request that made the change. */
                             requestId: string | null;
                             /**
-                             * @description On a `*.deleted` event: the record was erased on request (SPEC §17); `object` is only `{_id}`.
+                             * @description On a `*.deleted` event: the record was erased at its person's request; `object` is only `{_id}`.
                              * @enum {string}
                              */
                             reason?: "erasure";
                             /**
-                             * @description An erasure (SPEC §17) redacted this event: `object` is only `{_id}`, `previous` is null.
+                             * @description An erasure of personal data redacted this event: `object` is only `{_id}`, `previous` is null.
                              * @enum {boolean}
                              */
                             redacted?: true;
@@ -11378,7 +11378,7 @@ export interface operations {
                                     externalId: string | null;
                                     /**
                                      * Format: uuid
-                                     * @description The customer this lead was converted to (SPEC §13).
+                                     * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
                                      */
                                     customerId: string | null;
                                     /**
@@ -11632,7 +11632,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer (SPEC §7). */
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -11993,7 +11993,7 @@ export interface operations {
                          * @description The tenant the token belongs to.
                          */
                         tenant: string;
-                        /** @description What the token may do (SPEC §5), in the order of SPEC §19. */
+                        /** @description What the token may do, in the order of the README's list of scopes. */
                         scopes: string[];
                     };
                 };
