@@ -40,13 +40,15 @@ export function buildServices(db: Db, config: Config, listScanRows: number | und
   const catalog = new CustomFieldCatalog();
   const customers = new CustomerService(db, listScanRows, catalog);
   const schemas = leadSchemas(leadStatuses, fields);
+  const leads = new LeadService(db, leadStatuses, { fields, scanRows: listScanRows, catalog, customers });
+  customers.onDelete = (trx, actor, id) => leads.unlinkCustomer(trx, actor, id);
   return {
     db,
     leadStatuses,
     leadFields: fields,
     leadSchemas: schemas,
     eventSchemas: eventSchemas(schemas.Lead, Customer),
-    leads: new LeadService(db, leadStatuses, { fields, scanRows: listScanRows, catalog, customers }),
+    leads,
     customers,
     events: new EventService({ lead: fields, customer: customerFields }),
     catalog,

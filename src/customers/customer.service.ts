@@ -25,6 +25,9 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
    * `scanRows`: the most rows a filtered list page reads (RecordStore.list); `catalog`: the
    * tenants' own fields, shared with the routes that change them (one of its own when not given).
    */
+  /** Run in the transaction that deletes a customer, before it commits (the leads converted to it lose the link). */
+  onDelete: ((trx: Db, actor: Actor, id: string) => Promise<void>) | undefined;
+
   constructor(db: Db, scanRows?: number, catalog = new CustomFieldCatalog()) {
     super(
       new CustomerRepository(db, scanRows),
@@ -49,6 +52,22 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
       ],
       catalog.forResource('customer'),
     );
+  }
+
+  /** SPEC §13: deleting a customer, and the leads converted to it unlinked, in one transaction. */
+  override delete(handle: Db, actor: Actor, id: string, expected?: ExpectedVersions): Promise<void> {
+    return this.transaction(handle, async (trx) => {
+      await super.delete(trx, actor, id, expected);
+      await this.onDelete?.(trx, actor, id);
+    });
+  }
+
+  /** SPEC §17 and §13: an erased customer's leads lose the link too, in the erasure's transaction. */
+  override erase(handle: Db, actor: Actor, id: string, email: string, redact: (trx: Db) => Promise<void>) {
+    return super.erase(handle, actor, id, email, async (trx) => {
+      await redact(trx);
+      await this.onDelete?.(trx, actor, id);
+    });
   }
 
   protected createValues(_actor: Actor, input: CreateCustomerInput): Record<string, unknown> {

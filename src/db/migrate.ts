@@ -15,6 +15,7 @@ import * as searchTrigramIndex from './migrations/2026-11-25T1200-search-trigram
 import * as leadsCreateScope from './migrations/2026-11-27T1000-leads-create-scope.js';
 import * as deliveryObjects from './migrations/2026-11-27T1100-delivery-objects.js';
 import * as replacedAttempts from './migrations/2026-11-27T1200-replaced-attempts.js';
+import * as leadCustomerIndex from './migrations/2026-11-27T1300-lead-customer-index.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27T1000-leads-create-scope': leadsCreateScope,
   '2026-11-27T1100-delivery-objects': deliveryObjects,
   '2026-11-27T1200-replaced-attempts': replacedAttempts,
+  '2026-11-27T1300-lead-customer-index': leadCustomerIndex,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

@@ -36,6 +36,14 @@ export const LEAD_SORT_KEYS: Record<LeadSortField, SortKey<LeadListItem>> = {
 /** SPEC §13: an external id is unique per tenant and resource. */
 export const LEAD_EXTERNAL_ID_KEY = 'leads_tenant_external_id_key';
 
+/** The ids of the leads converted to a customer, locked for the transaction `trx`, in id order (writers take turns). */
+export async function leadsConvertedTo(trx: Db, tenantId: string, customerId: string): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    select id from leads where tenant_id = ${tenantId} and customer_id = ${customerId}
+    order by id for update`.execute(trx);
+  return rows.map((row) => row.id);
+}
+
 /** The leads of each tenant: every statement takes the tenant first (RecordStore). */
 export function leadStore(db: Db, fields: LeadFields, scanRows?: number): RecordStore {
   return new RecordStore(db, {

@@ -10,7 +10,7 @@ import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { type LeadFields, type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
 import { leadMessages } from './lead.messages.js';
-import { LEAD_EXTERNAL_ID_KEY, leadStore } from './lead.repository.js';
+import { LEAD_EXTERNAL_ID_KEY, leadStore, leadsConvertedTo } from './lead.repository.js';
 
 export type CreateLeadInput = CreateInput<LeadFieldTable>;
 export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
@@ -121,6 +121,17 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
       );
       return { lead: converted, customer, created };
     });
+  }
+
+  /**
+   * SPEC §13: the customer `customerId` is being deleted (in the transaction `trx`): the leads
+   * converted to it lose the link, each with its `lead.updated` event, so none points at nothing
+   * and converting one again makes its customer anew.
+   */
+  async unlinkCustomer(trx: Db, actor: Actor, customerId: string): Promise<void> {
+    for (const id of await leadsConvertedTo(trx, actor.tenantId, customerId)) {
+      await this.write(trx, actor, id, { customerId: null }, {});
+    }
   }
 
   update(

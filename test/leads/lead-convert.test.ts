@@ -157,6 +157,51 @@ describeEachBackend('lead conversion (SPEC §13)', (ctx) => {
     assert.equal(again.body.lead.customerId, again.body.customer._id);
   });
 
+  it('deleting or erasing the customer clears customerId on its leads, each with its lead.updated event; converting again makes one anew', async () => {
+    for (const remove of ['delete', 'erase'] as const) {
+      const address = email();
+      const lead = await createLead({ email: address });
+      const first = await convert(lead._id);
+      assert.equal(first.status, 201);
+      const customerId = first.body.customer._id as string;
+      const removed =
+        remove === 'delete'
+          ? await ctx.request('DELETE', `${API}/customers/${customerId}`, { token: tenant.token })
+          : await ctx.request('POST', `${API}/personal-data/erase`, { token: tenant.token, body: { email: address } });
+      assert.equal(removed.status, 200, removed.text);
+      if (remove === 'erase') continue; // the lead, with the same e-mail, is erased too
+      const read = await ctx.request('GET', `${API}/leads/${lead._id}`, { token: tenant.token });
+      assert.equal(read.body.customerId, null, 'no link to a customer that is gone');
+      const events = await ctx.request('GET', `${API}/events`, {
+        token: tenant.token,
+        query: { objectId: lead._id, limit: '1000' },
+      });
+      const unlinked = events.body.at(-1);
+      assert.equal(unlinked.type, 'lead.updated');
+      assert.deepEqual(unlinked.data.changedFields, ['customerId']);
+      assert.deepEqual(unlinked.data.previous, { customerId });
+      const again = await convert(lead._id);
+      assert.equal(again.status, 201, 'a customer made anew');
+      assert.notEqual(again.body.customer._id, customerId);
+      assert.equal((await customersWith(address)).length, 1, 'one customer with the e-mail, never two');
+    }
+  });
+
+  it('erasing a customer unlinks the leads that kept another e-mail', async () => {
+    const customerAddress = email();
+    const lead = await createLead({ email: customerAddress });
+    const converted = await convert(lead._id);
+    await ctx.request('PUT', `${API}/leads/${lead._id}`, { token: tenant.token, body: { email: email() } });
+    const erased = await ctx.request('POST', `${API}/personal-data/erase`, {
+      token: tenant.token,
+      body: { email: customerAddress },
+    });
+    assert.equal(erased.status, 200);
+    const read = await ctx.request('GET', `${API}/leads/${lead._id}`, { token: tenant.token });
+    assert.equal(read.status, 200);
+    assert.equal(read.body.customerId, null, `still linked to ${converted.body.customer._id}`);
+  });
+
   it('an unknown lead is a 404', async () => {
     const res = await convert('00000000-0000-4000-8000-000000000000');
     assert.equal(res.status, 404);
