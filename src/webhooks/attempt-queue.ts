@@ -25,6 +25,10 @@ const MAINTENANCE_SECONDS = 10;
 const RETRY_DELAY_SECONDS = 5;
 /** Attempts made at once by one instance (each mostly waits on its target). */
 const CONCURRENCY = 20;
+/** How often free slots look for due jobs when nothing wakes them. */
+const POLL_MS = 1_000;
+
+type Attempt = (job: AttemptJob & { jobId: string }) => Promise<void>;
 
 /**
  * The webhook attempts' job queue: pg-boss, keeping its jobs in Funil's database (the `pgboss`
@@ -37,9 +41,15 @@ const CONCURRENCY = 20;
 export class AttemptQueue {
   readonly #boss: PgBoss;
   #started: Promise<void> | undefined;
-  #workerId: string | undefined;
+  #attempt: Attempt | undefined;
+  #poll: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** The attempts under way, one slot each. */
+  readonly #inFlight = new Set<Promise<void>>();
+  #filling = false;
+  #fillAgain = false;
+  #fillScheduled = false;
 
   /** `deliver`: this instance also runs pg-boss's maintenance (expiry, deletion) and works the jobs. */
   constructor(
@@ -79,27 +89,20 @@ export class AttemptQueue {
     return this.#started;
   }
 
-  /** Opens the queue and works its jobs; while the database is away, tries again every few seconds. */
-  work(attempt: (job: AttemptJob & { jobId: string }) => Promise<void>, then: () => void): void {
+  /**
+   * Opens the queue and works its jobs, `CONCURRENCY` at a time; while the database is away, tries
+   * again every few seconds. Each attempt settles its own job and frees its own slot, which is
+   * filled again at once (SPEC §15, isolation: an endpoint that hangs for its whole timeout holds
+   * one slot, never the attempts beside it, as a batch awaited whole did).
+   */
+  work(attempt: Attempt, then: () => void): void {
     this.ready().then(
-      async () => {
+      () => {
         if (this.#stopped) return;
-        this.#workerId = await this.#boss.work<AttemptJob>(
-          QUEUE,
-          { batchSize: CONCURRENCY, pollingIntervalSeconds: 1 },
-          async (jobs) => {
-            const outcomes = await Promise.allSettled(jobs.map((job) => attempt({ ...job.data, jobId: job.id })));
-            // pg-boss completes the batch after this; a job failed here first is retried instead.
-            for (const [index, outcome] of outcomes.entries()) {
-              const job = jobs[index];
-              if (outcome.status === 'fulfilled' || !job) continue;
-              this.logger.warn({ err: outcome.reason, deliveryId: job.data.deliveryId }, 'webhook attempt failed');
-              await this.#boss.fail(QUEUE, job.id, { message: String(outcome.reason) }).catch(() => undefined);
-            }
-            // pg-boss waits out its polling interval even after a full batch: more may be waiting.
-            if (jobs.length === CONCURRENCY) this.wake();
-          },
-        );
+        this.#attempt = attempt;
+        this.#poll = setInterval(() => void this.#fill(), POLL_MS);
+        this.#poll.unref();
+        void this.#fill();
         then();
       },
       (error: unknown) => {
@@ -109,6 +112,58 @@ export class AttemptQueue {
         this.#retry.unref();
       },
     );
+  }
+
+  /** Takes due jobs while slots are free; asked again while it runs, it runs once more after. */
+  async #fill(): Promise<void> {
+    if (this.#filling) {
+      this.#fillAgain = true;
+      return;
+    }
+    this.#filling = true;
+    try {
+      do {
+        this.#fillAgain = false;
+        while (!this.#stopped && this.#inFlight.size < CONCURRENCY) {
+          const jobs = await this.#boss.fetch<AttemptJob>(QUEUE, { batchSize: CONCURRENCY - this.#inFlight.size });
+          if (jobs.length === 0) break;
+          for (const job of jobs) this.#run(job);
+        }
+      } while (this.#fillAgain && !this.#stopped);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not fetch webhook attempts');
+    } finally {
+      this.#filling = false;
+    }
+  }
+
+  /** One fetch for the slots freed in one turn of the event loop, not one per slot. */
+  #fillSoon(): void {
+    if (this.#fillScheduled) return;
+    this.#fillScheduled = true;
+    setImmediate(() => {
+      this.#fillScheduled = false;
+      void this.#fill();
+    });
+  }
+
+  #run(job: PgBoss.Job<AttemptJob>): void {
+    const attempt = this.#attempt as Attempt;
+    const running: Promise<void> = attempt({ ...job.data, jobId: job.id })
+      .then(
+        () => this.#boss.complete(QUEUE, job.id),
+        async (error: unknown) => {
+          // Failed here first (the database away): pg-boss offers it again, and its claim is taken back.
+          this.logger.warn({ err: error, deliveryId: job.data.deliveryId }, 'webhook attempt failed');
+          await this.#boss.fail(QUEUE, job.id, { message: String(error) });
+        },
+      )
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not settle a webhook attempt job'))
+      .finally(() => {
+        this.#inFlight.delete(running);
+        this.#fillSoon();
+      });
+    this.#inFlight.add(running);
   }
 
   /** Adds attempts inside the transaction (or on the database) `handle` names; the queue must be ready. */
@@ -132,12 +187,15 @@ export class AttemptQueue {
 
   /** Fetches at once, instead of at the next poll: jobs were just added. */
   wake(): void {
-    if (this.#workerId) this.#boss.notifyWorker(this.#workerId);
+    if (this.#attempt) this.#fillSoon();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#poll);
+    // The attempts under way end, or their jobs expire and another instance makes them.
+    await settledWithin(Promise.allSettled([...this.#inFlight]), 2_000);
     const started = await this.#started?.then(
       () => true,
       () => false,

@@ -5,6 +5,8 @@ export interface Received {
   path: string | undefined;
   headers: IncomingHttpHeaders;
   body: string;
+  /** `performance.now()` when it arrived whole. */
+  at: number;
 }
 
 /**
@@ -27,6 +29,7 @@ export class WebhookReceiver {
           path: request.url,
           headers: request.headers,
           body: Buffer.concat(chunks).toString('utf8'),
+          at: performance.now(),
         });
         const path = request.url ?? '';
         const status = this.#scripts.get(path)?.shift() ?? 200;

@@ -476,6 +476,43 @@ describeEachBackend(
       assert.equal(unknown.status, 400, unknown.text);
     });
 
+    it("keeps a healthy endpoint's deliveries within 2 s of each commit while other tenants' endpoints hang or fail (SPEC §15)", async () => {
+      const troubled = await Promise.all(
+        ['hang', 'hang', 'hang', 'fail', 'fail', 'fail'].map(async (kind) => {
+          const tenant = await ctx.tenant();
+          const hook = await subscribe(tenant.token, ['lead.created']);
+          // Past the 10 s an attempt may take, or an error every time.
+          if (kind === 'hang') receiver.delay(hook.path, 15_000);
+          else receiver.respond(hook.path, ...Array<number>(100).fill(500));
+          return tenant;
+        }),
+      );
+      for (const tenant of troubled) {
+        for (let i = 0; i < 4; i++) {
+          await ctx.request('POST', `${API}/leads`, {
+            token: tenant.token,
+            body: { name: `Trouble ${i}`, phone: '1' },
+          });
+        }
+      }
+      const healthy = await ctx.tenant();
+      const hook = await subscribe(healthy.token, ['lead.created']);
+      const committed = new Map<string, number>();
+      for (let i = 0; i < 50; i++) {
+        const lead = await ctx.request('POST', `${API}/leads`, {
+          token: healthy.token,
+          body: { name: `Fine ${i}`, phone: '1' },
+        });
+        committed.set(lead.body._id, performance.now());
+      }
+      const arrived = await receiver.at(hook.path, 50, 60_000);
+      const lags = arrived
+        .map((delivery) => delivery.at - (committed.get(JSON.parse(delivery.body).data.object._id) ?? Number.NaN))
+        .sort((a, b) => a - b);
+      const p99 = lags[Math.ceil(lags.length * 0.99) - 1] ?? Number.POSITIVE_INFINITY;
+      assert.ok(p99 < 2_000, `commit to delivery: p99 ${Math.round(p99)} ms`);
+    });
+
     it('needs webhooks:read to look and webhooks:write to change', async () => {
       const tenant = await ctx.tenant();
       const reader = (await ctx.token(tenant.id, ['webhooks:read', 'leads:read'])).token;
