@@ -19,6 +19,17 @@ const ADMITTED = Promise.resolve();
 const HOLDS_KEPT = 32;
 
 /**
+ * How many turns come before a newcomer of a party with `own` already waiting, when the parties
+ * take turns one each: its own and one more, and of each other party waiting (`others`, their
+ * lengths) as many, or all it has when fewer.
+ */
+export function turnsBefore(own: number, others: Iterable<number>): number {
+  let turns = own + 1;
+  for (const waiting of others) turns += Math.min(waiting, own + 1);
+  return turns;
+}
+
+/**
  * Who takes the next free database connection (SPEC §10, fair share): the tenants waiting for one
  * take turns, one connection each, rather than queueing in the order they asked. A tenant with
  * several queries waiting (up to its share of concurrent requests) goes behind every other tenant
@@ -50,9 +61,8 @@ export class ConnectionQueue {
     const holdMs = this.#holds.median();
     if (Number.isNaN(holdMs)) return 0;
     const own = this.#lines.get(party)?.length ?? 0;
-    let ahead = own + 1;
-    for (const [other, line] of this.#lines) if (other !== party) ahead += Math.min(line.length, own + 1);
-    return (ahead * holdMs) / this.places;
+    const others = [...this.#lines].filter(([other]) => other !== party).map(([, line]) => line.length);
+    return (turnsBefore(own, others) * holdMs) / this.places;
   }
 
   /** How many checkouts wait for a place. */

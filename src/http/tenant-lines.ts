@@ -1,4 +1,4 @@
-import { ConnectionWaitTimeout } from '../db/connection-queue.js';
+import { ConnectionWaitTimeout, turnsBefore } from '../db/connection-queue.js';
 import { RecentTimes } from '../shared/recent-times.js';
 
 export interface TenantLinesOptions {
@@ -98,11 +98,9 @@ export class TenantLines {
     const ahead = (line?.held ?? 0) - share + 1;
     if (ahead > 0 && !Number.isNaN(own)) wait = Math.max(wait, (ahead * own) / share);
     if (this.#serving >= this.#capacity && !Number.isNaN(every)) {
-      // Before its turn, each line waiting serves as many requests as this one has waiting, plus one.
       const mine = Math.max(0, (line?.held ?? 0) - (line?.serving ?? 0));
-      let turns = mine + 1;
-      for (const other of this.#turns.values()) if (other !== line) turns += Math.min(other.waiting.length, mine + 1);
-      wait = Math.max(wait, (turns * every) / this.#capacity);
+      const others = [...this.#turns.values()].filter((other) => other !== line).map((other) => other.waiting.length);
+      wait = Math.max(wait, (turnsBefore(mine, others) * every) / this.#capacity);
     }
     // A request that need not wait is never refused, however long its own work (a big batch).
     if (wait <= 0) return 0;

@@ -82,10 +82,7 @@ export class PersonalDataRepository {
       where delivery.subscription_id in (select id from webhook_subscriptions where tenant_id = ${tenantId})
         and delivery.event_id = redacted.event_id
       returning delivery.id`.execute(handle);
-    if (rows.length === 0) return;
-    await sql`
-      update webhook_attempts set response = null
-      where delivery_id = any (${rows.map((row) => row.id)}::uuid[])`.execute(handle);
+    await forgetResponses(handle, rows);
   }
 
   /**
@@ -102,10 +99,7 @@ export class PersonalDataRepository {
       where tenant_id = ${tenantId} and object_id = any (${objectIds}::uuid[])
         and payload::jsonb -> 'redacted' is null
       returning id`.execute(handle);
-    if (rows.length === 0) return;
-    await sql`
-      update webhook_attempts set response = null
-      where delivery_id = any (${rows.map((row) => row.id)}::uuid[])`.execute(handle);
+    await forgetResponses(handle, rows);
   }
 
   /**
@@ -126,4 +120,12 @@ export class PersonalDataRepository {
 function ofHistories({ whole, mentioning }: Histories, email: string) {
   return sql`(object_id = any (${whole}::uuid[])
     or (object_id = any (${mentioning}::uuid[]) and (object ->> 'email' = ${email} or previous ->> 'email' = ${email})))`;
+}
+
+/** Drops what receivers answered to these deliveries' attempts: an answer may echo what it was sent. */
+async function forgetResponses(handle: Db, deliveries: readonly { id: string }[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  await sql`
+    update webhook_attempts set response = null
+    where delivery_id = any (${deliveries.map((delivery) => delivery.id)}::uuid[])`.execute(handle);
 }

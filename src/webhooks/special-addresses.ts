@@ -79,3 +79,12 @@ export function specialRangeOf(address: string): string | undefined {
   for (const { cidr, name } of PARSED) if (parsed.kind() === cidr[0].kind() && parsed.match(cidr)) return name;
   return parsed.range() === 'unicast' ? undefined : 'reserved';
 }
+
+/** The rule of the first special address among `addresses` (a name's lookup), or undefined when all are public. */
+export function specialRangeAmong(addresses: readonly string[]): string | undefined {
+  for (const address of addresses) {
+    const rule = specialRangeOf(address);
+    if (rule !== undefined) return rule;
+  }
+  return undefined;
+}

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import type { Text } from '../shared/messages.js';
-import { specialRangeOf } from './special-addresses.js';
+import { specialRangeAmong } from './special-addresses.js';
 import { signatureHeader } from './webhook-signature.js';
 import { type TargetPolicy, targetProblem } from './webhook-target.js';
 
@@ -143,7 +143,7 @@ function publicAddressesOf(
 ): void {
   resolve(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return (callback as (error: Error) => void)(error);
-    const rule = addresses.map((entry) => specialRangeOf(entry.address)).find((found) => found !== undefined);
+    const rule = specialRangeAmong(addresses.map((entry) => entry.address));
     if (rule !== undefined) return (callback as (error: Error) => void)(new SpecialAddressError(rule));
     if (options.all) return (callback as (error: null, addresses: dns.LookupAddress[]) => void)(null, addresses);
     const [first] = addresses;

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Text } from '../shared/messages.js';
-import { specialRangeOf } from './special-addresses.js';
+import { specialRangeAmong, specialRangeOf } from './special-addresses.js';
 
 /** What a webhook target may be; both false in production (SPEC §15). */
 export interface TargetPolicy {
@@ -53,7 +53,7 @@ export async function targetProblem(
   const addresses = await addressesOf(parsed.hostname, resolve);
   if (addresses.length === 0) return { pt: 'o host não resolve', en: 'the host does not resolve' };
   // The rule, never the address: a name's private address is not for the caller to learn.
-  const rule = addresses.map(specialRangeOf).find((found) => found !== undefined);
+  const rule = specialRangeAmong(addresses);
   if (rule === undefined) return null;
   return {
     pt: `o host resolve para um endereço não público (${rule})`,

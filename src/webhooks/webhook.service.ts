@@ -222,9 +222,7 @@ export class WebhookService {
  * §15): those of its event types (with their new list when it changes), all its families for `*`.
  */
 function readsAll(caller: WebhookCaller, subscription: SubscriptionRow, types = subscription.eventTypes): void {
-  const families = types.includes('*')
-    ? (subscription.families as EventFamily[])
-    : types.map((type) => type.slice(0, type.indexOf('.')) as EventFamily);
+  const families = types.includes('*') ? (subscription.families as EventFamily[]) : types.map(familyOf);
   const lacking = families.map((family) => READ_SCOPE[family]).find((scope) => scope && !caller.scopes.has(scope));
   if (lacking !== undefined) throw forbidden(authMessages.scopeLacking(lacking));
 }
@@ -246,10 +244,15 @@ export function readableFamilies(scopes: ReadonlySet<string>, types: unknown): E
   return families;
 }
 
+/** The family an event type names (`lead.created`: `lead`); not necessarily one there is. */
+function familyOf(type: string): EventFamily {
+  return type.slice(0, type.indexOf('.')) as EventFamily;
+}
+
 /** Named types must be of families the creating token could read (403, as the feed answers). */
 function checkTypes(types: readonly string[], families: readonly EventFamily[]): void {
   for (const type of types) {
-    const family = type.slice(0, type.indexOf('.')) as EventFamily;
+    const family = familyOf(type);
     if (!Object.hasOwn(READ_SCOPE, family)) continue;
     if (!families.includes(family)) throw forbidden(webhookMessages.typeNotAllowed(type, READ_SCOPE[family]));
   }
