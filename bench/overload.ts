@@ -304,7 +304,8 @@ async function serverState(url: string): Promise<string> {
  * client's clock also counts its own turns on the CPU, which PostgreSQL and the server share.
  */
 function inServer(text: string): string {
-  const buckets = new Map<string, Map<number, number>>();
+  // Cumulative counts now, by `method status` and bucket bound; the figures are the growth since the last call.
+  const now = new Map<string, Map<number, number>>();
   const line =
     /^funil_http_request_duration_seconds_bucket\{le="([^"]+)",method="(\w+)",route="\/api\/external\/v1\/leads",status="(\d+)"\} (\d+)$/;
   for (const row of text.split('\n')) {
@@ -312,26 +313,20 @@ function inServer(text: string): string {
     if (!match) continue;
     const [, le, method, status, count] = match as unknown as [string, string, string, string, string];
     const key = `${method} ${status}`;
-    const counts = buckets.get(key) ?? new Map<number, number>();
-    counts.set(
-      le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le),
-      Number(count) - (bucketsBefore.get(key)?.get(le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le)) ?? 0),
-    );
-    buckets.set(key, counts);
+    const counts = now.get(key) ?? new Map<number, number>();
+    counts.set(le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), Number(count));
+    now.set(key, counts);
   }
   const before = bucketsBefore;
-  bucketsBefore = new Map(
-    [...buckets].map(([key, counts]) => [
-      key,
-      new Map([...counts].map(([le, n]) => [le, n + (before.get(key)?.get(le) ?? 0)])),
-    ]),
-  );
+  bucketsBefore = now;
   const parts: string[] = [];
-  for (const [key, counts] of [...buckets].sort()) {
-    const sorted = [...counts].sort((x, y) => x[0] - y[0]);
-    const total = sorted.at(-1)?.[1] ?? 0;
+  for (const [key, counts] of [...now].sort()) {
+    const grown = [...counts]
+      .map(([le, n]): [number, number] => [le, n - (before.get(key)?.get(le) ?? 0)])
+      .sort((x, y) => x[0] - y[0]);
+    const total = grown.at(-1)?.[1] ?? 0;
     if (total === 0) continue;
-    const p99 = sorted.find(([, n]) => n >= total * 0.99)?.[0] ?? Number.POSITIVE_INFINITY;
+    const p99 = grown.find(([, n]) => n >= total * 0.99)?.[0] ?? Number.POSITIVE_INFINITY;
     parts.push(`${key}: ${total} answers, p99 ≤ ${Number.isFinite(p99) ? `${p99 * 1000} ms` : 'over 10 s'}`);
   }
   return `in the server (/leads): ${parts.join('; ') || 'none'}`;
