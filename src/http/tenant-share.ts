@@ -16,6 +16,11 @@ import type { Place, TenantLines } from './tenant-lines.js';
 interface Hold {
   readonly place: Place;
   refs: number;
+  /**
+   * The status the answer went out with, once it has: a handler that ends after the deadline's
+   * 503 still sets the status of its own outcome, which was never sent.
+   */
+  sentStatus?: number;
 }
 
 /**
@@ -74,7 +79,7 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
   const refusals = app.hasDecorator('metricsRegistry') ? measureLines(app.metricsRegistry, lines) : undefined;
 
   const release = (hold: Hold, reply: FastifyReply) => {
-    if (--hold.refs === 0) hold.place.leave(reply.statusCode !== 503);
+    if (--hold.refs === 0) hold.place.leave((hold.sentStatus ?? reply.statusCode) !== 503);
   };
 
   const join: onRequestAsyncHookHandler = async (request, reply) => {
@@ -87,7 +92,10 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
     const hold: Hold = { place, refs: 1 };
     request[HOLD] = hold;
     // Emitted once the answer is out or the client has gone, whichever comes first.
-    reply.raw.once('close', () => release(hold, reply));
+    reply.raw.once('close', () => {
+      hold.sentStatus = reply.statusCode;
+      release(hold, reply);
+    });
   };
 
   const waitForService: preHandlerAsyncHookHandler = async (request) => {
