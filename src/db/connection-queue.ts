@@ -47,7 +47,15 @@ export class ConnectionQueue {
   #waiting = 0;
   readonly #holds = new RecentTimes(HOLDS_KEPT);
 
-  constructor(private readonly places: number) {
+  /**
+   * `maxHoldSampleMs`: a hold longer than any request may wait for a connection (the database
+   * stalled, then woke) is counted as that long: it says that the database was away, not how long
+   * a query holds a connection, and would otherwise turn the waits after an outage into refusals.
+   */
+  constructor(
+    private readonly places: number,
+    private readonly maxHoldSampleMs = Number.POSITIVE_INFINITY,
+  ) {
     this.#free = places;
   }
 
@@ -103,7 +111,7 @@ export class ConnectionQueue {
 
   /** Gives a place back, held `heldMs` (when measured): to the party whose turn it is, else to the free places. */
   leave(heldMs?: number): void {
-    if (heldMs !== undefined) this.#holds.add(heldMs);
+    if (heldMs !== undefined) this.#holds.add(Math.min(heldMs, this.maxHoldSampleMs));
     // Nobody waiting, as is usual below capacity: no iterator to make.
     const turn = this.#waiting === 0 ? undefined : this.#lines.entries().next();
     if (turn === undefined || turn.done) {

@@ -227,7 +227,7 @@ function fromPool(
   connectTimeoutMs: number,
   yieldAfterCheckout: boolean,
 ): Database {
-  const queue = new ConnectionQueue(pool.options.max);
+  const queue = new ConnectionQueue(pool.options.max, connectTimeoutMs);
   const driver = new PoolDriver(checkoutFrom(pool, queue, yieldAfterCheckout), () => pool.end(), connectTimeoutMs);
   const adapter = new PostgresAdapter();
   const compiler = new PostgresQueryCompiler();

@@ -43,6 +43,19 @@ describe('ConnectionQueue: the turns of the parties waiting for a connection', (
     await Promise.all(waits);
   });
 
+  it('counts a hold past the longest wait (a stalled database, then woken) as that long, so an outage does not pass for load', async () => {
+    const queue = new ConnectionQueue(1, 100);
+    await queue.enter('a', 1_000);
+    for (let i = 0; i < 5; i++) {
+      queue.leave(6_000);
+      await queue.enter('a', 1_000);
+    }
+    const waiting = queue.enter('b', 5_000).catch(() => {});
+    assert.equal(queue.expectedWaitMs('c'), 200, 'two turns of at most 100 ms');
+    queue.leave();
+    await waiting;
+  });
+
   it('takes a waiter that ran out of time out of its line, and the freed place goes to the next one', async () => {
     const queue = new ConnectionQueue(1);
     await queue.enter('a', 1_000);
