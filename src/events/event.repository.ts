@@ -45,14 +45,12 @@ export class EventRepository {
   constructor(private readonly db: Db) {}
 
   async feed(tenantId: string, query: FeedQuery): Promise<EventRow[]> {
-    const after = query.after ? sql`and (xid, seq) > (${query.after.xid}::xid8, ${query.after.seq}::bigint)` : sql``;
     const object = query.objectId ? sql`and object_id = ${query.objectId}` : sql``;
     const { rows } = await sql<EventRow>`
       select ${EVENT_SELECTION}
       from events
       where tenant_id = ${tenantId}
-        ${after}
-        and xid < pg_snapshot_xmin(pg_current_snapshot())
+        and ${inFeedOrderAfter(query.after)}
         and type = any(${query.types})
         ${object}
       -- The table's columns, not the text of them the select list names alike.
@@ -121,4 +119,13 @@ function camelKeys(row: Readonly<Record<string, unknown>>): Record<string, unkno
       value,
     ]),
   );
+}
+
+/**
+ * The events past `after` that the feed may show: those of transactions older than every one
+ * still running (see EventRepository), so that paging on by the last one read misses none.
+ */
+export function inFeedOrderAfter(after: Position | undefined) {
+  const past = after ? sql`(xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint) and` : sql``;
+  return sql`${past} xid < pg_snapshot_xmin(pg_current_snapshot())`;
 }

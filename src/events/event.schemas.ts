@@ -4,14 +4,21 @@ import { ALL_EVENT_TYPES } from './event.service.js';
 
 const Uuid = Type.String({ format: 'uuid' });
 
+/** Where a page of events starts: keyset paging, as the feed's. */
+export const EventAfter = Type.String({
+  pattern: '^[0-9a-f]{32}$',
+  description: 'The id of the last event read: the page starts after it. Without it, the oldest events kept.',
+});
+export const EventPageLimit = Type.Integer({
+  minimum: 1,
+  maximum: 1000,
+  default: 100,
+  description: 'Events per page (1–1000).',
+});
+
 export const EventListQuery = Type.Object(
   {
-    after: Type.Optional(
-      Type.String({
-        pattern: '^[0-9a-f]{32}$',
-        description: 'The id of the last event read: the page starts after it. Without it, the oldest events kept.',
-      }),
-    ),
+    after: Type.Optional(EventAfter),
     types: Type.Optional(
       Type.String({
         minLength: 1,
@@ -23,9 +30,7 @@ export const EventListQuery = Type.Object(
     objectId: Type.Optional(
       Type.String({ format: 'uuid', description: "One record's history (also after it was deleted)." }),
     ),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Events per page (1–1000).' }),
-    ),
+    limit: Type.Optional(EventPageLimit),
   },
   { additionalProperties: false },
 );

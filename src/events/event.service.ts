@@ -52,14 +52,9 @@ export class EventService {
 
   /** A page of the feed, read on `handle`: the events after `after`, oldest first; `more` when others follow. */
   async feed(handle: Db, request: FeedRequest): Promise<{ events: ApiEvent[]; more: boolean }> {
-    const events = new EventRepository(handle);
     const types = this.#visibleTypes(request.scopes, request.types);
-    const after = request.after === undefined ? undefined : positionOf(request.after);
-    if (after) {
-      const pruned = await events.prunedThrough();
-      if (pruned && notAfter(after, pruned)) throw new ApiError(410, 'cursor_expired', eventMessages.cursorExpired);
-    }
-    const rows = await events.feed(request.tenantId, {
+    const after = await this.resumeAfter(handle, request.after);
+    const rows = await new EventRepository(handle).feed(request.tenantId, {
       after,
       types,
       objectId: request.objectId,
@@ -67,6 +62,18 @@ export class EventService {
     });
     const page = rows.slice(0, request.limit);
     return { events: page.map((row) => this.render(request.tenantId, row)), more: rows.length > request.limit };
+  }
+
+  /**
+   * The position an event id sent as `after` names: a 400 for what is no event id, a 410
+   * `cursor_expired` when retention has removed events past it (a page would miss them).
+   */
+  async resumeAfter(handle: Db, after: string | undefined): Promise<Position | undefined> {
+    if (after === undefined) return undefined;
+    const position = positionOf(after);
+    const pruned = await new EventRepository(handle).prunedThrough();
+    if (pruned && notAfter(position, pruned)) throw new ApiError(410, 'cursor_expired', eventMessages.cursorExpired);
+    return position;
   }
 
   /** The requested types the token may read; asking for a family it may not read is a 403. */

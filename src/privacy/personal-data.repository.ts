@@ -1,6 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { EVENT_SELECTION, type EventRow, eventRowOf } from '../events/event.repository.js';
+import {
+  EVENT_SELECTION,
+  type EventRow,
+  eventRowOf,
+  inFeedOrderAfter,
+  type Position,
+} from '../events/event.repository.js';
 
 /**
  * Whose events hold a person's data: records whose whole history is theirs (they hold the e-mail
@@ -44,12 +50,19 @@ export class PersonalDataRepository {
     };
   }
 
-  /** The events of these histories, in feed order. */
-  async events(handle: Db, tenantId: string, histories: Histories, email: string): Promise<EventRow[]> {
+  /** Up to `limit` events of these histories past `after`, in feed order and as the feed shows them. */
+  async events(
+    handle: Db,
+    tenantId: string,
+    histories: Histories,
+    email: string,
+    page: { after: Position | undefined; limit: number },
+  ): Promise<EventRow[]> {
     const { rows } = await sql<EventRow>`
       select ${EVENT_SELECTION} from events
-      where tenant_id = ${tenantId} and ${ofHistories(histories, email)}
-      order by events.xid, events.seq`.execute(handle);
+      where tenant_id = ${tenantId} and ${inFeedOrderAfter(page.after)} and ${ofHistories(histories, email)}
+      order by events.xid, events.seq
+      limit ${page.limit}`.execute(handle);
     return rows.map(eventRowOf);
   }
 

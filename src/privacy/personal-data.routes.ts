@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Customer } from '../customers/customer.schemas.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
+import { setNextPage } from '../http/next-page.js';
 import { errorResponses } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { PersonalDataRepository } from './personal-data.repository.js';
@@ -28,16 +29,21 @@ export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> =
         summary: 'Everything the tenant holds about an e-mail address',
         description:
           "For a person's access request (LGPD art. 18, GDPR art. 15): the leads and customers with this e-mail and " +
-          'their history.',
+          'their history. The history comes in pages, as the change feed does: while more events follow, the answer ' +
+          'carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page); every page ' +
+          'holds all the leads and customers. An `after` whose events retention has removed is a 410 `cursor_expired`.',
         tags,
         querystring: PersonalDataQuery,
-        response: { 200: personalDataAnswer(Lead, Customer, EventList), ...errorResponses(400, 403) },
+        response: { 200: personalDataAnswer(Lead, Customer, EventList), ...errorResponses(400, 403, 410) },
       },
       config: { scope: 'privacy:read' },
     },
-    async (request) => {
-      const { email } = request.query as { email: string };
-      return service.access(request.db, principalOf(request).tenantId, email);
+    async (request, reply) => {
+      const { email, after, limit = 100 } = request.query as PersonalDataQuery;
+      const { data, more } = await service.access(request.db, principalOf(request).tenantId, email, { after, limit });
+      const last = data.events.at(-1);
+      if (more && last) setNextPage(request, reply, last.id, 'after');
+      return data;
     },
   );
 

@@ -10,12 +10,18 @@ import type { Histories, PersonalDataRepository } from './personal-data.reposito
 /** How many times an erasure looks again for records with the e-mail (one may take it meanwhile). */
 const ERASURE_ROUNDS = 3;
 
-/** Everything a tenant holds about one e-mail address (SPEC §17). */
+/** Everything a tenant holds about one e-mail address (SPEC §17): the records whole, a page of their events. */
 export interface PersonalData {
   email: string;
   leads: LeadObject[];
   customers: CustomerObject[];
   events: ApiEvent[];
+}
+
+/** Which events to show: those past `after` (an event id), `limit` of them. */
+export interface EventPage {
+  after: string | undefined;
+  limit: number;
 }
 
 /** What an erasure did: records deleted, earlier events redacted. */
@@ -41,9 +47,15 @@ export class PersonalDataService {
     private readonly repository: PersonalDataRepository,
   ) {}
 
-  /** Both run on `handle`, the request's. */
-  async access(handle: Db, tenantId: string, email: string): Promise<PersonalData> {
+  /** Both run on `handle`, the request's. `more`: events follow the page's last. */
+  async access(
+    handle: Db,
+    tenantId: string,
+    email: string,
+    page: EventPage,
+  ): Promise<{ data: PersonalData; more: boolean }> {
     const { repository } = this;
+    const after = await this.events.resumeAfter(handle, page.after);
     const [leadIds, customerIds, former] = await Promise.all([
       repository.recordIds(handle, tenantId, 'leads', email),
       repository.recordIds(handle, tenantId, 'customers', email),
@@ -53,14 +65,15 @@ export class PersonalDataService {
     const [leads, customers, events] = await Promise.all([
       Promise.all(leadIds.map((id) => this.leads.lookup(handle, tenantId, id))),
       Promise.all(customerIds.map((id) => this.customers.lookup(handle, tenantId, id))),
-      repository.events(handle, tenantId, histories, email),
+      repository.events(handle, tenantId, histories, email, { after, limit: page.limit + 1 }),
     ]);
-    return {
+    const data = {
       email,
       leads: leads.flatMap((stored) => (stored ? [stored.object] : [])),
       customers: customers.flatMap((stored) => (stored ? [stored.object] : [])),
-      events: events.map((row) => this.events.render(tenantId, row)),
+      events: events.slice(0, page.limit).map((row) => this.events.render(tenantId, row)),
     };
+    return { data, more: events.length > page.limit };
   }
 
   async erase(handle: Db, actor: Actor, email: string): Promise<Erasure> {

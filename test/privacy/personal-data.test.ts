@@ -3,6 +3,8 @@ import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
+import { EventRepository } from '../../src/events/event.repository.js';
+import { pruneOld } from '../../src/events/event-retention.js';
 import { LeadService } from '../../src/leads/lead.service.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -52,6 +54,7 @@ describeEachBackend(
       const [tenant, neighbour] = [await ctx.tenant(), await ctx.tenant()];
       const person = await personIn(tenant);
       await personIn(neighbour);
+      await feedSettled(ctx.db, tenant.id);
       const answer = await call(tenant, 'GET', '/personal-data?email=%20Ana@Example.com%20');
       assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.body.email, 'ana@example.com');
@@ -80,6 +83,77 @@ describeEachBackend(
       for (const query of ['', '?email=not-an-email', '?email=a@example.com&x=1']) {
         assertError(await call(tenant, 'GET', `/personal-data${query}`), 400, 'validation_failed', { details: true });
       }
+    });
+
+    it('access pages the history as the feed does (keyset on the event id), with every record on every page', async () => {
+      const tenant = await ctx.tenant();
+      const lead = (await call(tenant, 'POST', '/leads', { name: 'Ana', email: 'ana@example.com' })).body;
+      const customer = (await call(tenant, 'POST', '/customers', { name: 'Ana', email: 'ana@example.com' })).body;
+      for (let score = 1; score <= 23; score++) await call(tenant, 'PUT', `/leads/${lead._id}`, { score });
+      await feedSettled(ctx.db, tenant.id);
+      const whole = await call(tenant, 'GET', '/personal-data?email=ana@example.com&limit=1000');
+      assert.equal(whole.headers.link, undefined, 'one page holds it all: no next page');
+      const all = (whole.body.events as Event[]).map((event) => event.id);
+      assert.equal(all.length, 25);
+      const first = await call(tenant, 'GET', '/personal-data?email=ana@example.com');
+      assert.equal(first.body.events.length, 25, 'a person with fewer events than the default page gets them all');
+
+      const pages: Event[][] = [];
+      let next: string | undefined = `${API}/personal-data?email=ana@example.com&limit=10`;
+      while (next) {
+        const page = await ctx.request('GET', next.slice(next.indexOf(API)), { token: tenant.token });
+        assert.equal(page.status, 200, page.text);
+        assert.deepEqual(
+          [page.body.leads.map((l: { _id: string }) => l._id), page.body.customers.map((c: { _id: string }) => c._id)],
+          [[lead._id], [customer._id]],
+          'leads and customers whole on every page',
+        );
+        pages.push(page.body.events);
+        const link = /^<([^>]+)>; rel="next"$/.exec(String(page.headers.link ?? ''));
+        if (link) assert.equal(page.headers['x-next-cursor'], page.body.events.at(-1).id);
+        next = link?.[1];
+      }
+      assert.deepEqual(
+        pages.map((page) => page.length),
+        [10, 10, 5],
+      );
+      assert.deepEqual(
+        pages.flat().map((event) => event.id),
+        all,
+        'the pages together: every event once, in feed order',
+      );
+      const afterThird = await call(tenant, 'GET', `/personal-data?email=ana@example.com&after=${all[2]}&limit=2`);
+      assert.deepEqual(
+        afterThird.body.events.map((event: Event) => event.id),
+        all.slice(3, 5),
+      );
+      for (const query of ['after=zz', `after=${all[0]?.slice(1)}`, 'limit=0', 'limit=1001', 'limit=ten']) {
+        assertError(
+          await call(tenant, 'GET', `/personal-data?email=ana@example.com&${query}`),
+          400,
+          'validation_failed',
+          { details: true },
+        );
+      }
+    });
+
+    it('access: an after whose events retention removed is a 410 cursor_expired, as in the feed', async () => {
+      const tenant = await ctx.tenant();
+      const lead = (await call(tenant, 'POST', '/leads', { name: 'Ana', email: 'ana@example.com' })).body;
+      await call(tenant, 'PUT', `/leads/${lead._id}`, { score: 1 });
+      await feedSettled(ctx.db, tenant.id);
+      const [old, kept] = (await call(tenant, 'GET', '/personal-data?email=ana@example.com')).body.events as Event[];
+      await sql`update events set occurred_at = now() - interval '40 days'
+        where object_id = ${lead._id} and type = 'lead.created'`.execute(ctx.db);
+      assert.ok((await pruneOld(new EventRepository(ctx.db), new Date(Date.now() - 30 * 86_400_000))) >= 1);
+      assertError(
+        await call(tenant, 'GET', `/personal-data?email=ana@example.com&after=${old?.id}`),
+        410,
+        'cursor_expired',
+      );
+      const rest = await call(tenant, 'GET', `/personal-data?email=ana@example.com&after=${kept?.id}`);
+      assert.equal(rest.status, 200);
+      assert.deepEqual(rest.body.events, []);
     });
 
     it('erasure: records, history, webhook payloads and kept answers; subscribers told; harmless twice', async () => {

@@ -505,7 +505,7 @@ export interface paths {
         };
         /**
          * Everything the tenant holds about an e-mail address
-         * @description For a person's access request (LGPD art. 18, GDPR art. 15): the leads and customers with this e-mail and their history.
+         * @description For a person's access request (LGPD art. 18, GDPR art. 15): the leads and customers with this e-mail and their history. The history comes in pages, as the change feed does: while more events follow, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page); every page holds all the leads and customers. An `after` whose events retention has removed is a 410 `cursor_expired`.
          *
          *     Needs the scope `privacy:read`.
          */
@@ -11207,6 +11207,10 @@ export interface operations {
                  * @example maria@example.com
                  */
                 email: string;
+                /** @description The id of the last event read: the page's events start after it. Without it, the oldest kept. */
+                after?: string;
+                /** @description Events per page (1–1000). */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -11230,7 +11234,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         email: string;
-                        /** @description The leads with this e-mail, full objects, oldest first. */
+                        /** @description The leads with this e-mail, full objects, oldest first; all of them on every page. */
                         leads: {
                             /** Format: uuid */
                             _id: string;
@@ -11281,7 +11285,7 @@ export interface operations {
                              */
                             updatedAt: string;
                         }[];
-                        /** @description The customers with this e-mail, full objects. */
+                        /** @description The customers with this e-mail, full objects; all of them on every page. */
                         customers: {
                             /** Format: uuid */
                             _id: string;
@@ -11326,7 +11330,7 @@ export interface operations {
                              */
                             updatedAt: string;
                         }[];
-                        /** @description The events of those records, and of any record that held this e-mail before or after a change (one deleted since, or whose e-mail changed), in feed order, as long as events are kept. */
+                        /** @description A page of the events of those records, and of any record that held this e-mail before or after a change (one deleted since, or whose e-mail changed), in feed order, as long as events are kept. */
                         events: {
                             /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                             id: string;
@@ -11500,6 +11504,37 @@ export interface operations {
             };
             /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
             403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description Error. */
+            410: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id"?: string;
