@@ -5,25 +5,15 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import openapiTS, { astToString } from 'openapi-typescript';
-import pino from 'pino';
-import { buildApp, EXTERNAL_PREFIX } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
+import { EXTERNAL_PREFIX } from '../src/app.js';
+import { documentApp } from './document-app.js';
 
 const CLIENT_DIR = new URL('../clients/typescript/', import.meta.url);
 const DOCUMENT = new URL('openapi.json', CLIENT_DIR);
 const TYPES = new URL('src/schema.d.ts', CLIENT_DIR);
 
 async function generate(): Promise<{ document: string; types: string }> {
-  const logger = pino({ level: 'silent' });
-  // Building the document reads route schemas only: a pool that never connects is all it needs.
-  const database = await openDatabase({
-    databaseUrl: 'postgres://openapi@127.0.0.1:9/none',
-    dataDir: '',
-    poolSize: 1,
-    logger,
-  });
-  const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database, logger });
+  const app = await documentApp();
   try {
     const response = await app.inject({ method: 'GET', url: `${EXTERNAL_PREFIX}/openapi.json` });
     const parsed = response.json();

@@ -13,6 +13,7 @@ import type { Database } from './db/database.js';
 import { defaultListScanRows } from './db/scan-window.js';
 import { eventRoutes } from './events/event.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
+import { ADMIN_DOCUMENT, ADMIN_PREFIX, EXTERNAL_DOCUMENT, EXTERNAL_PREFIX } from './http/api-documents.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
@@ -34,29 +35,16 @@ import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
-import { mcpGuide } from './mcp/mcp-guide.js';
 import { personalDataRoutes } from './privacy/personal-data.routes.js';
 import { buildServices } from './services.js';
 import { webhookRoutes } from './webhooks/webhook.routes.js';
 
-export const EXTERNAL_PREFIX = '/api/external/v1';
-export const ADMIN_PREFIX = '/api/admin/v1';
 const ONE_MIB = 1024 * 1024;
 /** Longer than the 60 s idle timeout of common load balancers, so that they, not we, close idle connections. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** A client gets this long to send its headers, and this long to send a whole request (1 MiB at most). */
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
-
-const EXTERNAL_API_DESCRIPTION = [
-  'Leads and customers of one tenant, for the programs that keep them. JSON in and out; every call carries',
-  '`Authorization: Bearer <token>`, and the token names its tenant and its scopes.',
-  '',
-  'Errors always have the shape `{success: false, error, code, details?}`; `error` is pt-BR unless',
-  '`Accept-Language: en`. Every answer carries `X-Request-Id` and the `RateLimit-*` headers.',
-  '',
-  mcpGuide(`${EXTERNAL_PREFIX}/mcp`),
-].join('\n');
 
 /**
  * Fastify 5 ignores a bare hop count (it cannot tell a proxy from a client that forged the header),
@@ -112,20 +100,8 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   boundDatabaseWaits(app, database, config.databaseConnectTimeoutMs);
   await shedLoad(app, config);
 
-  await describeApi(app, {
-    decorator: 'swagger',
-    prefix: EXTERNAL_PREFIX,
-    title: 'Funil external API',
-    description: EXTERNAL_API_DESCRIPTION,
-    security: { name: 'tenantToken', description: 'A tenant token (`fnl_…`), with the scope each operation names.' },
-  });
-  await describeApi(app, {
-    decorator: 'adminSwagger',
-    prefix: ADMIN_PREFIX,
-    title: 'Funil admin API',
-    description: 'Tenants and their tokens, for operators. Enabled when FUNIL_ADMIN_TOKEN is set.',
-    security: { name: 'adminToken', description: 'The value of FUNIL_ADMIN_TOKEN.' },
-  });
+  await describeApi(app, EXTERNAL_DOCUMENT);
+  await describeApi(app, ADMIN_DOCUMENT);
   await serveDocsPage(app);
   await serveConsole(app);
   app.get(`${EXTERNAL_PREFIX}/openapi.json`, { schema: { hide: true } }, () => app.swagger());
@@ -195,3 +171,5 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
 
   return app;
 }
+
+export { ADMIN_PREFIX, EXTERNAL_PREFIX };

@@ -4,14 +4,23 @@ import { Type } from 'typebox';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
-import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { answer, errorResponses, SuccessBody } from '../http/schemas.js';
 import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage } from '../shared/messages.js';
 import { pauseSubscriptionsOf } from '../webhooks/subscription-owner.js';
 import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { toCreatedToken, toTenant, toTokenSummary } from './admin.mapper.js';
 import { adminMessages } from './admin.messages.js';
-import { CreatedToken, CreateTenant, CreateToken, Tenant, TokenSummary, UpdateTenant } from './admin.schemas.js';
+import {
+  CreatedToken,
+  CreateTenant,
+  CreateToken,
+  Tenant,
+  TenantParams,
+  TokenParams,
+  TokenSummary,
+  UpdateTenant,
+} from './admin.schemas.js';
 import { issueToken } from './issue-token.js';
 import { TenantRepository } from './tenant.repository.js';
 import { TokenRepository } from './token.repository.js';
@@ -32,9 +41,13 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     {
       schema: {
         operationId: 'createTenant',
+        summary: 'Create a tenant',
+        description:
+          'A new account, active, with no tokens yet: issue one with `POST /tenants/{id}/tokens`. Names need not be ' +
+          'unique; the id is what names a tenant.',
         tags: ['tenants'],
         body: CreateTenant,
-        response: { 201: Tenant, ...errorResponses(400, 403) },
+        response: { 201: answer(Tenant, 'The tenant created.'), ...errorResponses(400, 403) },
       },
     },
     async (request, reply) => reply.code(201).send(toTenant(await tenants(request).create(request.body.name))),
@@ -45,8 +58,10 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     {
       schema: {
         operationId: 'listTenants',
+        summary: 'List tenants',
+        description: 'Every tenant, active or not, oldest first.',
         tags: ['tenants'],
-        response: { 200: Type.Array(Tenant), ...errorResponses(403) },
+        response: { 200: answer(Type.Array(Tenant), 'The tenants.'), ...errorResponses(403) },
       },
     },
     async (request) => (await tenants(request).list()).map(toTenant),
@@ -57,10 +72,14 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     {
       schema: {
         operationId: 'updateTenant',
+        summary: 'Rename, deactivate or reactivate a tenant',
+        description:
+          "An inactive tenant's tokens are refused (403) and its webhook deliveries wait, at once on this instance " +
+          'and within seconds on the others; reactivated, it is served again and its deliveries resume.',
         tags: ['tenants'],
-        params: IdParams,
+        params: TenantParams,
         body: UpdateTenant,
-        response: { 200: Tenant, ...errorResponses(400, 403, 404) },
+        response: { 200: answer(Tenant, 'The tenant as it is now.'), ...errorResponses(400, 403, 404) },
       },
       config: tenantNotFound,
     },
@@ -78,10 +97,14 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     {
       schema: {
         operationId: 'createToken',
+        summary: "Issue a token for a tenant's programs",
+        description:
+          'With the scopes it names and, if given, an expiry in the future. The token itself is in this answer only: ' +
+          'Funil keeps its SHA-256 hash.',
         tags: ['tokens'],
-        params: IdParams,
+        params: TenantParams,
         body: CreateToken,
-        response: { 201: CreatedToken, ...errorResponses(400, 403, 404) },
+        response: { 201: answer(CreatedToken, 'The token, shown this once.'), ...errorResponses(400, 403, 404) },
       },
       config: tenantNotFound,
     },
@@ -112,9 +135,11 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     {
       schema: {
         operationId: 'listTokens',
+        summary: "List a tenant's tokens",
+        description: 'Revoked and expired ones too, each with the first characters of its value, never the value.',
         tags: ['tokens'],
-        params: IdParams,
-        response: { 200: Type.Array(TokenSummary), ...errorResponses(403, 404) },
+        params: TenantParams,
+        response: { 200: answer(Type.Array(TokenSummary), "The tenant's tokens."), ...errorResponses(403, 404) },
       },
       config: tenantNotFound,
     },
@@ -129,9 +154,13 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     {
       schema: {
         operationId: 'revokeToken',
+        summary: 'Revoke a token',
+        description:
+          'It is refused from now on (at once on this instance, within seconds on the others), and the webhook ' +
+          'subscriptions it created pause until another token of the tenant takes them over.',
         tags: ['tokens'],
-        params: IdParams,
-        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+        params: TokenParams,
+        response: { 200: answer(SuccessBody, 'Revoked.'), ...errorResponses(403, 404) },
       },
       config: { notFoundText: adminMessages.tokenNotFound },
     },

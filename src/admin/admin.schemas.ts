@@ -16,11 +16,14 @@ export const Tenant = Type.Object(
   { additionalProperties: false },
 );
 
-export const CreateTenant = Type.Object({ name: Name }, { additionalProperties: false });
+export const CreateTenant = Type.Object(
+  { name: Name },
+  { additionalProperties: false, examples: [{ name: 'Acme Ltda' }] },
+);
 
 export const UpdateTenant = Type.Object(
   { name: Type.Optional(Name), active: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ name: 'Acme S.A.', active: true }] },
 );
 
 export const CreateToken = Type.Object(
@@ -29,7 +32,10 @@ export const CreateToken = Type.Object(
     scopes: Scopes,
     expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'website form', scopes: ['leads:create'], expiresAt: '2099-12-31T23:59:59Z' }],
+  },
 );
 
 const tokenFields = {
@@ -53,5 +59,15 @@ export const TokenSummary = Type.Object(
     lastUsedAt: Nullable(Timestamp),
     revokedAt: Nullable(Timestamp),
   },
+  { additionalProperties: false },
+);
+
+export const TenantParams = Type.Object(
+  { id: Type.String({ format: 'uuid', description: "The tenant's id." }) },
+  { additionalProperties: false },
+);
+
+export const TokenParams = Type.Object(
+  { id: Type.String({ format: 'uuid', description: "The token's id (not its value)." }) },
   { additionalProperties: false },
 );

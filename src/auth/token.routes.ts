@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { principalOf } from '../http/authenticate.js';
-import { errorResponses } from '../http/schemas.js';
+import { answer, errorResponses } from '../http/schemas.js';
 import { ANY_TOKEN, SCOPES } from './scopes.js';
 
 const TokenInfo = Type.Object(
@@ -24,7 +24,7 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
         operationId: 'getToken',
         summary: 'The calling token: its tenant and scopes',
         tags: ['token'],
-        response: { 200: TokenInfo, ...errorResponses(403) },
+        response: { 200: answer(TokenInfo, 'The calling token.'), ...errorResponses(403) },
       },
       config: { scope: ANY_TOKEN },
     },

@@ -14,7 +14,7 @@ export const CUSTOMER_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
 export const CustomerListQuery = Type.Object(
   {
-    ...listQueryFields(CUSTOMER_SORT_FIELDS),
+    ...listQueryFields(CUSTOMER_SORT_FIELDS, 'active,inactive'),
     type: Type.Optional(StringEnum(CUSTOMER_TYPES, { description: 'Customer type.' })),
   },
   { additionalProperties: false, ...customFilterParameters },

@@ -31,6 +31,7 @@ export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (
     listRequest: (query) => customerListRequest(query as CustomerListQuery),
     sortKeys: CUSTOMER_SORT_KEYS,
     statusSummary: 'Set the status of a customer',
-    conflicts: true,
+    conflictText:
+      'another customer has this e-mail or `externalId` (`existingId` names it, to a token that may read customers)',
   });
 };

@@ -5,16 +5,22 @@ export { CUSTOMER_STATUSES, CUSTOMER_TYPES, MAX_CUSTOMER_VALUE } from './custome
 
 const { object, createProperties, updateProperties } = customerFields.schemas;
 
-export const CreateCustomer = Type.Object(createProperties, { additionalProperties: false });
+export const CreateCustomer = Type.Object(createProperties, {
+  additionalProperties: false,
+  examples: [
+    { name: 'Maria Souza', email: 'maria@example.com', phone: '+55 11 91234-5678', type: 'individual', value: 1200.5 },
+  ],
+});
 
 export const UpdateCustomer = Type.Object(updateProperties, {
   additionalProperties: false,
   description: 'Partial update: send only the fields to change.',
+  examples: [{ value: 2400, autoPayment: true }],
 });
 
 export const UpdateCustomerStatus = Type.Object(
   { status: customerFields.writeSchemaOf('status') },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ status: 'inactive' }] },
 );
 
 export const Customer = object;

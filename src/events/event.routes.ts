@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
-import { errorResponses } from '../http/schemas.js';
+import { answer, errorResponses } from '../http/schemas.js';
 import { commaList } from '../records/list-query.js';
 import type { Services } from '../services.js';
 import { WebhookRepository } from '../webhooks/webhook.repository.js';
@@ -35,7 +35,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
           'FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`.',
         tags: ['events'],
         querystring: EventListQuery,
-        response: { 200: EventList, ...errorResponses(400, 403, 410) },
+        response: { 200: answer(EventList, 'A page of events, oldest first.'), ...errorResponses(400, 403, 410) },
       },
       config: { scope: { anyOf: ['leads:read', 'customers:read'] } },
     },

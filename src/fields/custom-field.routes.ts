@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ANY_TOKEN } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
-import { errorResponses, SuccessBody } from '../http/schemas.js';
+import { answer, conflictResponse, errorResponses, SuccessBody } from '../http/schemas.js';
 import { notFound } from '../shared/errors.js';
 import { customFieldMessages } from './custom-field.messages.js';
 import { CustomFieldRepository } from './custom-field.repository.js';
@@ -20,7 +20,7 @@ import {
 } from './custom-field.schemas.js';
 import { CustomFieldService } from './custom-field.service.js';
 import type { CustomFieldCatalog } from './custom-field-catalog.js';
-import { CUSTOM_KEY_PATTERN, CUSTOM_RESOURCES, type CustomResource } from './custom-field-types.js';
+import { CUSTOM_KEY_PATTERN, CUSTOM_LIMITS, CUSTOM_RESOURCES, type CustomResource } from './custom-field-types.js';
 import { CustomValueRemoval } from './custom-value-removal.js';
 
 interface CustomFieldRoutesOptions {
@@ -78,7 +78,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
         description: 'Oldest first, leads before customers. Any token of the tenant may read them.',
         tags,
         querystring: CustomFieldListQuery,
-        response: { 200: CustomFieldList, ...errorResponses(400, 403) },
+        response: { 200: answer(CustomFieldList, "The tenant's custom fields."), ...errorResponses(400, 403) },
       },
       config: anyToken,
     },
@@ -98,7 +98,10 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
           'For generated forms and validators: `custom` of a create body of the resource, as this tenant defines it.',
         tags,
         querystring: CustomFieldSchemaQuery,
-        response: { 200: CustomFieldJsonSchema, ...errorResponses(400, 403) },
+        response: {
+          200: answer(CustomFieldJsonSchema, 'A JSON Schema (2020-12) of `custom` on that resource.'),
+          ...errorResponses(400, 403),
+        },
       },
       config: anyToken,
     },
@@ -119,7 +122,14 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
           '`custom.<key>=value`.',
         tags,
         body: CustomFieldCreateSchema,
-        response: { 201: CustomField, ...errorResponses(400, 403, 409, 413, 415) },
+        response: {
+          201: answer(CustomField, 'The field defined.'),
+          ...errorResponses(400, 403, 413, 415),
+          ...conflictResponse(
+            'the resource has a field with this key, or had one whose values are still being removed (try again ' +
+              `shortly), or has ${CUSTOM_LIMITS.fieldsPerResource} fields already, the most it may have`,
+          ),
+        },
       },
       config: write,
     },
@@ -138,7 +148,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
         summary: 'Get a custom field',
         tags,
         params: CustomFieldParams,
-        response: { 200: CustomField, ...errorResponses(403, 404) },
+        response: { 200: answer(CustomField, 'The field.'), ...errorResponses(403, 404) },
       },
       config: anyToken,
       preValidation: fieldPath,
@@ -161,7 +171,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
         tags,
         params: CustomFieldParams,
         body: CustomFieldUpdateSchema,
-        response: { 200: CustomField, ...errorResponses(400, 403, 404, 413, 415) },
+        response: { 200: answer(CustomField, 'The field, changed.'), ...errorResponses(400, 403, 404, 413, 415) },
       },
       config: write,
       preValidation: fieldPath,
@@ -184,7 +194,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
           'again once they are gone (until then, a 409).',
         tags,
         params: CustomFieldParams,
-        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+        response: { 200: answer(SuccessBody, 'Deleted; its values go with it.'), ...errorResponses(403, 404) },
       },
       config: write,
       preValidation: fieldPath,

@@ -48,7 +48,12 @@ export const CustomFieldCreate = Type.Object(
     options: Type.Optional(Options),
     required: Type.Optional(Required),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { resource: 'lead', key: 'segment', label: 'Segment', type: 'select', options: ['retail', 'wholesale'] },
+    ],
+  },
 );
 export type CustomFieldCreate = Static<typeof CustomFieldCreate>;
 
@@ -63,7 +68,7 @@ export const CustomFieldUpdate = Type.Object(
     createdAt: IgnoredOnWrite,
     updatedAt: IgnoredOnWrite,
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ label: 'Market segment', required: false }] },
 );
 export type CustomFieldUpdate = {
   label?: string;

@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 
 export const IdParams = Type.Object(
   { id: Type.String({ format: 'uuid', description: 'The record id (UUID).' }) },
@@ -26,7 +26,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: '`validation_failed`: a field, parameter or body is invalid; `details` names the fields.',
   403: '`forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive.',
   404: '`not_found`: no such record in your tenant.',
-  409: '`conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running.',
+  409: '`conflict`: a request with the same Idempotency-Key is still running; retry once it has answered.',
   412: '`precondition_failed`: If-Match does not match the current ETag; nothing changed.',
   413: '`payload_too_large`: the body is over 1 MiB.',
   415: '`unsupported_media_type`: the body is not JSON.',
@@ -35,6 +35,19 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: '`internal_error`: unexpected; quote `requestId`.',
   503: '`service_unavailable`: the database is away or the server is shutting down; retry after Retry-After.',
 };
+
+/**
+ * A route's own 409 `conflict`, described: what clashes (the API document adds the Idempotency-Key
+ * one on a POST).
+ */
+export function conflictResponse(text: string) {
+  return { 409: { ...ErrorBody, description: `\`conflict\`: ${text}` } };
+}
+
+/** A success answer with what it holds said, for the API document. */
+export function answer<T extends TSchema>(schema: T, description: string): T {
+  return { ...schema, description };
+}
 
 /** The documented error answers of a route, each in the SPEC §2 shape. */
 export function errorResponses<const S extends readonly number[]>(...statuses: S) {

@@ -27,7 +27,7 @@ function createAjv(options: Options): Ajv {
     multipleOfPrecision: 9,
     ...options,
   });
-  addFormats.default(ajv, ['date', 'date-time', 'uuid']);
+  addFormats.default(ajv, ['date', 'date-time', 'uuid', 'uri']);
   // `transform` trims and lower-cases strings before the other keywords see them (SPEC §3: "trimmed").
   addKeywords.default(ajv, ['transform']);
   // "" is how web forms say "no value" (SPEC §3), so an optional e-mail may be empty; required ones set minLength.

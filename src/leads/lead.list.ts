@@ -15,7 +15,7 @@ export const LEAD_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'score', 'las
 
 export const LeadListQuery = Type.Object(
   {
-    ...listQueryFields(LEAD_SORT_FIELDS),
+    ...listQueryFields(LEAD_SORT_FIELDS, 'new,qualified'),
     source: Type.Optional(TrimmedString({ minLength: 1, maxLength: 100, description: 'Exact source.' })),
     scoreMin: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Score at least (inclusive).' })),
     scoreMax: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Score at most (inclusive).' })),

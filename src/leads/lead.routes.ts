@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
-import { errorResponses, IdParams } from '../http/schemas.js';
+import { answer, errorResponses, IdParams } from '../http/schemas.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
 import type { Services } from '../services.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
@@ -36,7 +36,9 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
     listRequest: (query) => leadListRequest(query as LeadListQuery, statuses),
     sortKeys: LEAD_SORT_KEYS,
     statusSummary: 'Move a lead to another pipeline stage',
-    conflicts: true,
+    conflictText:
+      'another lead has this `externalId` (`existingId` names it, to a token that may read leads); e-mails of leads ' +
+      'need not be unique',
     requiredFieldText: leadMessages.leadRequired,
   });
 
@@ -52,7 +54,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
           'source (largest first; no source is `null`) and per UTC day (every day of the period).',
         tags: ['leads'],
         querystring: LeadSummaryQuery,
-        response: { 200: LeadSummary, ...errorResponses(400, 403) },
+        response: { 200: answer(LeadSummary, 'The counts and sums asked for.'), ...errorResponses(400, 403) },
       },
       config: { scope: 'leads:read' },
     },
@@ -75,13 +77,17 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { s
         params: IdParams,
         body: schemas.ConvertLead,
         response: {
-          200: schemas.LeadConversion,
-          201: schemas.LeadConversion,
+          200: answer(schemas.LeadConversion, 'The lead and the customer it was linked to (it existed already).'),
+          201: answer(schemas.LeadConversion, 'The lead and the customer created from it.'),
           ...errorResponses(400, 403, 404, 413, 415),
         },
       },
       // customers:read too: it may link, and answer, a customer that already holds the e-mail (SPEC §5.6).
-      config: { scope: ['leads:write', 'customers:write', 'customers:read'], notFoundText: leadMessages.leadNotFound },
+      config: {
+        scope: ['leads:write', 'customers:write', 'customers:read'],
+        notFoundText: leadMessages.leadNotFound,
+        optionalBody: true,
+      },
       // The body is optional: none is an empty one.
       preValidation: async (request) => {
         request.body ??= {};

@@ -9,12 +9,19 @@ export function leadSchemas(statuses: readonly string[], fields = leadFields(sta
   const CreateLead = Type.Object(createProperties, {
     additionalProperties: false,
     description: 'name, and an e-mail or a phone, are required.',
+    examples: [
+      { name: 'Maria Souza', email: 'maria@example.com', phone: '+55 11 91234-5678', source: 'website', score: 40 },
+    ],
   });
   const UpdateLead = Type.Object(updateProperties, {
     additionalProperties: false,
     description: 'Partial update: send only the fields to change.',
+    examples: [{ score: 80, notes: 'Asked for a demo on Monday.' }],
   });
-  const UpdateLeadStatus = Type.Object({ status: fields.writeSchemaOf('status') }, { additionalProperties: false });
+  const UpdateLeadStatus = Type.Object(
+    { status: fields.writeSchemaOf('status') },
+    { additionalProperties: false, examples: [{ status: statuses[1] ?? statuses[0] }] },
+  );
   const LeadConversion = Type.Object(
     {
       lead: Lead,
@@ -44,7 +51,11 @@ const ConvertLead = Type.Object(
     notes: Type.Optional(customerFields.writeSchemaOf('notes')),
     custom: Type.Optional(customerFields.writeSchemaOf('custom')),
   },
-  { additionalProperties: false, description: 'Optional: fields of the customer, when one is created.' },
+  {
+    additionalProperties: false,
+    description: 'Optional: fields of the customer, when one is created.',
+    examples: [{ type: 'company', value: 1500.5, autoPayment: true }],
+  },
 );
 
 type LeadSchemas = ReturnType<typeof leadSchemas>;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Customer } from '../customers/customer.schemas.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
-import { errorResponses } from '../http/schemas.js';
+import { answer, errorResponses } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { PersonalDataRepository } from './personal-data.repository.js';
 import { ErasureAnswer, ErasureRequest, PersonalDataQuery, personalDataAnswer } from './personal-data.schemas.js';
@@ -34,7 +34,10 @@ export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> =
           'holds all the leads and customers. An `after` whose events retention has removed is a 410 `cursor_expired`.',
         tags,
         querystring: PersonalDataQuery,
-        response: { 200: personalDataAnswer(Lead, Customer, EventList), ...errorResponses(400, 403, 410) },
+        response: {
+          200: answer(personalDataAnswer(Lead, Customer, EventList), 'What the tenant holds about the person.'),
+          ...errorResponses(400, 403, 410),
+        },
       },
       config: { scope: 'privacy:read' },
     },
@@ -61,7 +64,7 @@ export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> =
           'for Idempotency-Key replays that show them. Repeating it is harmless (zeros).',
         tags,
         body: ErasureRequest,
-        response: { 200: ErasureAnswer, ...errorResponses(400, 403, 413, 415) },
+        response: { 200: answer(ErasureAnswer, 'What was erased.'), ...errorResponses(400, 403, 413, 415) },
       },
       config: { scope: 'privacy:write' },
     },

@@ -23,7 +23,10 @@ export const PersonalDataQuery = Type.Object(
   { additionalProperties: false },
 );
 export type PersonalDataQuery = Static<typeof PersonalDataQuery>;
-export const ErasureRequest = Type.Object({ email: Email }, { additionalProperties: false });
+export const ErasureRequest = Type.Object(
+  { email: Email },
+  { additionalProperties: false, examples: [{ email: 'maria@example.com' }] },
+);
 
 /** SPEC §17's access answer, with the app's lead, customer and event schemas. */
 export function personalDataAnswer(lead: TSchema, customer: TSchema, events: TSchema) {

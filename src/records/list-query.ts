@@ -3,8 +3,11 @@ import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { StringEnum, TrimmedString } from '../shared/schemas.js';
 
-/** The query parameters both lists share (SPEC §6); each list adds its own filters. */
-export function listQueryFields<const F extends readonly string[]>(sortFields: F) {
+/**
+ * The query parameters both lists share (SPEC §6); each list adds its own filters. `statusExample`:
+ * two of the resource's statuses, comma-separated.
+ */
+export function listQueryFields<const F extends readonly string[]>(sortFields: F, statusExample: string) {
   const sorts = sortFields.flatMap((field) => [field, `-${field}`]);
   return {
     limit: Type.Optional(
@@ -21,7 +24,7 @@ export function listQueryFields<const F extends readonly string[]>(sortFields: F
         minLength: 1,
         maxLength: 1000,
         description: 'Comma-separated statuses.',
-        examples: ['new,qualified'],
+        examples: [statusExample],
       }),
     ),
     email: Type.Optional(

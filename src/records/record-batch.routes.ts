@@ -4,7 +4,7 @@ import type { Scope } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import { actorOf } from '../http/authenticate.js';
 import { errorBody, schemaError } from '../http/error-handler.js';
-import { ErrorBody, errorResponses } from '../http/schemas.js';
+import { answer, ErrorBody, errorResponses } from '../http/schemas.js';
 import { buildValidatorCompiler } from '../http/validation.js';
 import { ApiError } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
@@ -63,9 +63,15 @@ export function registerBatchRoute(app: FastifyInstance, route: BatchRoute): voi
         querystring: UpsertQuery,
         body: Type.Object(
           { items: Type.Array(route.schemas.create, { minItems: 1, maxItems: MAX_BATCH_ITEMS }) },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [{ items: (route.schemas.create as { examples?: unknown[] }).examples ?? [] }],
+          },
         ),
-        response: { 200: batchResults(route.schemas.object), ...errorResponses(400, 403, 413, 415) },
+        response: {
+          200: answer(batchResults(route.schemas.object), 'One result per item, in input order.'),
+          ...errorResponses(400, 403, 413, 415),
+        },
       },
       config: { scope: route.scopes.write, upsertScopes: [route.scopes.write, route.scopes.read] },
       // The route's schema documents the items; only the envelope is checked before the handler.

@@ -7,7 +7,7 @@ import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
 import { listPage, listRequestOf, type RecordLister, type RecordListService } from '../http/list-page.js';
-import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { answer, conflictResponse, errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { Text } from '../shared/messages.js';
 import type { Actor, Stored, Upserted, UpsertKey } from './record.service.js';
 import { type BatchService, registerBatchRoute } from './record-batch.routes.js';
@@ -41,8 +41,8 @@ export interface RecordRoutes<Item extends { _id: string }> extends RecordLister
   notFoundText: Text;
   schemas: { object: TSchema; list: TSchema; listQuery: TSchema; create: TSchema; update: TSchema; status: TSchema };
   statusSummary: string;
-  /** Creates and updates can clash with a unique field of another record (409). */
-  conflicts: boolean;
+  /** What clashes when a create or update meets a field unique per tenant held by another record (its 409). */
+  conflictText: string;
   /** The message of a create's 400 when a required field is missing. */
   requiredFieldText?: Text;
 }
@@ -61,7 +61,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
   const plural = capitalised(resource.path);
   const noun = resource.noun.toLowerCase();
   const article = /^[aeiou]/i.test(noun) ? 'an' : 'a';
-  const conflict = resource.conflicts ? ([409] as const) : [];
+  const conflict = conflictResponse(resource.conflictText);
   const byId = '/:id';
   const createScope: ScopeRule = scopes.create ? { anyOf: [scopes.write, scopes.create] } : scopes.write;
 
@@ -79,7 +79,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
           "(equality, the text read as the field's type; a multiselect: contains), several at once.",
         tags,
         querystring: schemas.listQuery,
-        response: { 200: schemas.list, ...errorResponses(400, 403) },
+        response: { 200: answer(schemas.list, `A page of ${resource.path}.`), ...errorResponses(400, 403) },
       },
       config: { scope: scopes.read },
     },
@@ -102,7 +102,10 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         summary: `Get ${article} ${noun}`,
         tags,
         params: IdParams,
-        response: { 200: schemas.object, ...errorResponses(403, 404) },
+        response: {
+          200: answer(schemas.object, `The ${noun}; its version is the ETag header.`),
+          ...errorResponses(403, 404),
+        },
       },
       config: { scope: scopes.read, notFoundText },
     },
@@ -127,7 +130,12 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         tags,
         querystring: UpsertQuery,
         body: schemas.create,
-        response: { 200: schemas.object, 201: schemas.object, ...errorResponses(400, 403, ...conflict, 413, 415) },
+        response: {
+          200: answer(schemas.object, `With \`upsert=\`: the ${noun} that held the key, updated.`),
+          201: answer(schemas.object, `The ${noun} created.`),
+          ...errorResponses(400, 403, 413, 415),
+          ...conflict,
+        },
       },
       config: {
         scope: createScope,
@@ -168,7 +176,10 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         params: IdParams,
         headers: IfMatchHeaders,
         body: schemas.status,
-        response: { 200: schemas.object, ...errorResponses(400, 403, 404, 412, 413, 415) },
+        response: {
+          200: answer(schemas.object, `The ${noun}, updated.`),
+          ...errorResponses(400, 403, 404, 412, 413, 415),
+        },
       },
       config: { scope: scopes.write, notFoundText },
     },
@@ -192,7 +203,11 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         params: IdParams,
         headers: IfMatchHeaders,
         body: schemas.update,
-        response: { 200: schemas.object, ...errorResponses(400, 403, 404, ...conflict, 412, 413, 415) },
+        response: {
+          200: answer(schemas.object, `The ${noun}, updated.`),
+          ...errorResponses(400, 403, 404, 412, 413, 415),
+          ...conflict,
+        },
       },
       config: { scope: scopes.write, notFoundText },
     },
@@ -218,7 +233,7 @@ export function registerRecordRoutes<Item extends { _id: string }>(
         tags,
         params: IdParams,
         headers: IfMatchHeaders,
-        response: { 200: SuccessBody, ...errorResponses(403, 404, 412) },
+        response: { 200: answer(SuccessBody, 'Deleted.'), ...errorResponses(403, 404, 412) },
       },
       config: { scope: scopes.write, notFoundText },
     },

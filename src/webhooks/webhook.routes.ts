@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
-import { errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
+import { answer, conflictResponse, errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { AnswerKeeping } from '../idempotency/idempotency.plugin.js';
 import { AttemptQueue } from './attempt-queue.js';
 import { SecretBox } from './secret-box.js';
@@ -19,7 +19,7 @@ import {
   WebhookUpdate,
   WebhookWithSecret,
 } from './webhook.schemas.js';
-import { readableFamilies, type WebhookCaller, WebhookService } from './webhook.service.js';
+import { MAX_SUBSCRIPTIONS, readableFamilies, type WebhookCaller, WebhookService } from './webhook.service.js';
 import { deliverWebhooks } from './webhook-delivery.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
@@ -80,7 +80,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         operationId: 'listWebhooks',
         summary: "List the tenant's webhook subscriptions",
         tags,
-        response: { 200: Type.Array(Webhook), ...errorResponses(403) },
+        response: { 200: answer(Type.Array(Webhook), "The tenant's subscriptions."), ...errorResponses(403) },
       },
       config: read,
     },
@@ -99,7 +99,11 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
           'here. The webhook receives only event families the creating token can read.',
         tags,
         body: WebhookCreate,
-        response: { 201: WebhookWithSecret, ...errorResponses(400, 403, 409, 413, 415) },
+        response: {
+          201: answer(WebhookWithSecret, 'The subscription, with its signing secret (shown this once).'),
+          ...errorResponses(400, 403, 413, 415),
+          ...conflictResponse(`the tenant has ${MAX_SUBSCRIPTIONS} subscriptions already, the most it may have`),
+        },
       },
       config: showsSecret,
       // SPEC §2: a 403 for a family the token cannot read comes before the body's 400s.
@@ -119,7 +123,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         summary: 'Get a webhook subscription',
         tags,
         params: IdParams,
-        response: { 200: Webhook, ...errorResponses(403, 404) },
+        response: { 200: answer(Webhook, 'The subscription.'), ...errorResponses(403, 404) },
       },
       config: read,
     },
@@ -138,7 +142,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         tags,
         params: IdParams,
         body: WebhookUpdate,
-        response: { 200: Webhook, ...errorResponses(400, 403, 404, 413, 415) },
+        response: { 200: answer(Webhook, 'The subscription, changed.'), ...errorResponses(400, 403, 404, 413, 415) },
       },
       config: write,
     },
@@ -154,7 +158,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         summary: 'Delete a webhook subscription and its delivery log',
         tags,
         params: IdParams,
-        response: { 200: SuccessBody, ...errorResponses(403, 404) },
+        response: { 200: answer(SuccessBody, 'Deleted, with its delivery log.'), ...errorResponses(403, 404) },
       },
       config: write,
     },
@@ -173,7 +177,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         description: 'The answer holds the new `secret`; for 24 h the former one signs too (two signatures).',
         tags,
         params: IdParams,
-        response: { 200: WebhookWithSecret, ...errorResponses(400, 403, 404) },
+        response: {
+          200: answer(WebhookWithSecret, 'The subscription, with its new signing secret (shown this once).'),
+          ...errorResponses(400, 403, 404),
+        },
       },
       config: showsSecret,
     },
@@ -192,7 +199,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         tags,
         params: IdParams,
         querystring: DeliveryListQuery,
-        response: { 200: Type.Array(Delivery), ...errorResponses(400, 403, 404) },
+        response: { 200: answer(Type.Array(Delivery), 'A page of deliveries.'), ...errorResponses(400, 403, 404) },
       },
       config: read,
     },
@@ -226,7 +233,11 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
           '(`leads:read`, `customers:read`).',
         tags,
         params: DeliveryParams,
-        response: { 202: Delivery, ...errorResponses(400, 403, 404, 409) },
+        response: {
+          202: answer(Delivery, 'The delivery, waiting for the attempt asked for, with the attempts made so far.'),
+          ...errorResponses(400, 403, 404),
+          ...conflictResponse('an attempt of this delivery is under way; ask again once it has ended'),
+        },
       },
       config: write,
     },
@@ -245,7 +256,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         description: 'Also needs the read scopes of the event families it receives (`leads:read`, `customers:read`).',
         tags,
         params: IdParams,
-        response: { 202: Delivery, ...errorResponses(400, 403, 404) },
+        response: {
+          202: answer(Delivery, 'The test delivery, waiting for its first attempt (see the delivery log).'),
+          ...errorResponses(400, 403, 404),
+        },
       },
       config: write,
     },

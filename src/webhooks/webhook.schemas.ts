@@ -5,6 +5,7 @@ import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schema
 const Url = Type.String({
   minLength: 1,
   maxLength: 2000,
+  format: 'uri',
   description: 'An https:// URL that resolves to a public address.',
   examples: ['https://example.com/funil/webhooks'],
 });
@@ -19,7 +20,16 @@ const Description = Nullable(TrimmedString({ maxLength: 500, description: 'Free 
 
 export const WebhookCreate = Type.Object(
   { url: Url, events: EventTypes, description: Type.Optional(Description), active: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        url: 'https://example.com/funil/webhooks',
+        events: ['lead.created', 'lead.status_changed'],
+        description: 'CRM sync',
+      },
+    ],
+  },
 );
 export type WebhookCreate = Static<typeof WebhookCreate>;
 
@@ -32,7 +42,11 @@ export const WebhookUpdate = Type.Object(
       Type.Boolean({ description: 'false pauses it; true again starts it from the present (no backlog).' }),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [{ events: ['lead.created', 'lead.converted'], description: 'CRM sync, conversions too' }],
+  },
 );
 export type WebhookUpdate = Static<typeof WebhookUpdate>;
 
@@ -111,17 +125,22 @@ export type Delivery = Static<typeof Delivery>;
 
 export const DeliveryListQuery = Type.Object(
   {
-    status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+    status: Type.Optional({ ...StringEnum(DELIVERY_STATUSES), description: 'Only the deliveries in this state.' }),
     before: Type.Optional(
       Type.String({ format: 'uuid', description: 'The id of the last delivery read: the page continues after it.' }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Deliveries per page (1–100).' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
 
 export const DeliveryParams = Type.Object(
-  { id: Type.String(), deliveryId: Type.String() },
+  {
+    id: Type.String({ description: "The subscription's id." }),
+    deliveryId: Type.String({ description: "The delivery's id, from the delivery log." }),
+  },
   { additionalProperties: false },
 );

@@ -21,7 +21,7 @@ import { webhookEntry } from './webhook-entries.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import { TargetLookupUnavailable, targetProblem } from './webhook-target.js';
 
-const MAX_SUBSCRIPTIONS = 25;
+export const MAX_SUBSCRIPTIONS = 25;
 /** Rotations within one 24 h overlap beyond this drop the oldest secret early (each signature costs an HMAC). */
 const MAX_PREVIOUS_SECRETS = 5;
 /** SPEC §15: after a rotation, the former secret signs beside the new one this long. */
@@ -183,10 +183,11 @@ export class WebhookService {
       const requeued = await this.webhooks.requeue(trx, deliveryId);
       if (!requeued) throw conflict(webhookMessages.attemptUnderWay);
       await this.#enqueue(trx, deliveryId, tenantId, requeued.tries + 1);
-      return requeued;
+      // The attempts made so far, as the log shows them: the one this asks for is made after the answer.
+      return toDelivery(requeued, await this.webhooks.attempts(trx, [deliveryId]));
     });
     this.queue.wake();
-    return toDelivery(delivery);
+    return delivery;
   }
 
   /** Opened before the transaction that enqueues (an instance that does not deliver queues too). */

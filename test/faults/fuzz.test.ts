@@ -145,7 +145,7 @@ describeEachBackend('fuzzed and hostile input on every external route (SPEC §2,
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     contract ??= await ContractChecker.load(ctx.app);
     try {
-      contract.check(method, url, res.status, contentType, res.body);
+      contract.check(method, url, res.status, res.headers, res.body);
     } catch (error) {
       contractGaps.add(String((error as Error).message).slice(0, 200));
     }

@@ -7,7 +7,15 @@ interface OpenApiDocument {
   servers: { url: string }[];
   paths: Record<
     string,
-    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+    Record<
+      string,
+      {
+        responses: Record<
+          string,
+          { content?: Record<string, { schema: object }>; headers?: Record<string, { required?: boolean }> }
+        >;
+      }
+    >
   >;
 }
 
@@ -20,8 +28,9 @@ interface Route {
 
 /**
  * Checks answers against the OpenAPI documents the app serves: a route's status must be
- * documented and its JSON body must match the documented schema. Every route test that goes
- * through TestContext.request is thereby a contract test.
+ * documented, every header documented as required must be there, and its JSON body must match
+ * the documented schema. Every route test that goes through TestContext.request is thereby a
+ * contract test.
  */
 export class ContractChecker {
   readonly #ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -47,7 +56,8 @@ export class ContractChecker {
   }
 
   /** Throws when the answer breaks the document; answers of undocumented routes are not judged. */
-  check(method: string, url: string, status: number, contentType: string, body: unknown): void {
+  check(method: string, url: string, status: number, headers: Readonly<Record<string, unknown>>, body: unknown): void {
+    const contentType = String(headers['content-type'] ?? '');
     const path = url.split('?')[0] ?? '';
     const route = this.routes.find((r) => path.startsWith(r.prefix) && r.pattern.test(path.slice(r.prefix.length)));
     const operation = route?.operations[method.toLowerCase()];
@@ -55,6 +65,11 @@ export class ContractChecker {
     const where = `${method} ${route.prefix}${route.template} → ${status}`;
     const response = operation.responses[String(status)];
     if (!response) throw new AssertionError({ message: `undocumented status: ${where}` });
+    const missing = Object.entries(response.headers ?? {})
+      .filter(([name, header]) => header.required && headers[name.toLowerCase()] === undefined)
+      .map(([name]) => name);
+    if (missing.length)
+      throw new AssertionError({ message: `${where}: required headers missing: ${missing.join(', ')}` });
     const schema = response.content?.['application/json']?.schema;
     if (!schema) return;
     if (!contentType.startsWith('application/json')) {

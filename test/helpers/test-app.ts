@@ -128,7 +128,7 @@ export class TestContext {
       body = response.json();
     }
     this.#contract ??= await ContractChecker.load(this.app);
-    this.#contract.check(String(method), url, response.statusCode, contentType, body);
+    this.#contract.check(String(method), url, response.statusCode, response.headers, body);
     return { status: response.statusCode, headers: response.headers, body, text: response.body };
   }
 }

@@ -191,6 +191,70 @@ describeEachBackend(
       ]);
       assert.equal(admin.components.securitySchemes.adminToken.scheme, 'bearer');
     });
+
+    it('reads well in independent tools: every operation summarised and tagged, every tag declared, every answer described', () => {
+      for (const document of [external, admin]) {
+        assert.deepEqual(document.info.license, { name: 'MIT', identifier: 'MIT' });
+        assert.ok(document.info.contact?.name);
+        const declared = document.tags.map((tag: Json) => tag.name);
+        for (const tag of document.tags) assert.ok(tag.description, tag.name);
+        for (const [method, path, operation] of operations(document)) {
+          const where = `${method} ${path}`;
+          assert.ok(operation.summary && operation.description, `${where}: summary and description`);
+          assert.ok(operation.tags.length > 0 && operation.tags.every((tag: string) => declared.includes(tag)), where);
+          for (const parameter of operation.parameters ?? [])
+            assert.ok(parameter.description, `${where} ${parameter.name}`);
+          for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+            assert.ok(response.description && response.description !== 'Default Response', `${where} ${status}`);
+            assert.equal(response.headers['X-Request-Id'].required, true, `${where} ${status} X-Request-Id`);
+          }
+          const body = operation.requestBody?.content['application/json'];
+          if (body) assert.ok(body.example, `${where}: a request body example`);
+        }
+      }
+      assert.equal(external.paths['/leads'].get.responses['200'].headers['RateLimit-Remaining'].required, true);
+      assert.equal(external.paths['/leads'].get.responses['429'].headers['Retry-After'].required, true);
+      assert.equal(
+        external.paths['/webhooks'].post.requestBody.content['application/json'].schema.properties.url.format,
+        'uri',
+      );
+    });
+
+    it('marks the request body of a conversion optional, as the server takes none', () => {
+      assert.equal(external.paths['/leads/{id}/convert'].post.requestBody.required, false);
+      assert.equal(external.paths['/leads'].post.requestBody.required, true);
+    });
+
+    it("describes each operation's own 409, beside the Idempotency-Key one any POST may meet", () => {
+      const conflict = (path: string, method: string) => external.paths[path][method].responses['409']?.description;
+      assert.match(
+        conflict('/leads', 'post'),
+        /another lead has this `externalId`.*; or a request with the same Idempotency-Key/,
+      );
+      assert.doesNotMatch(conflict('/leads', 'post'), /e-mail is taken/);
+      assert.match(conflict('/customers', 'post'), /another customer has this e-mail or `externalId`/);
+      assert.match(conflict('/customers/{id}', 'put'), /another customer has this e-mail/);
+      assert.doesNotMatch(conflict('/customers/{id}', 'put'), /Idempotency-Key/);
+      assert.match(conflict('/fields', 'post'), /a field with this key/);
+      assert.match(conflict('/webhooks', 'post'), /25 subscriptions already/);
+      assert.match(
+        conflict('/webhooks/{id}/deliveries/{deliveryId}/retry', 'post'),
+        /an attempt of this delivery is under way/,
+      );
+      for (const path of [
+        '/webhooks/{id}/rotate-secret',
+        '/webhooks/{id}/test',
+        '/personal-data/erase',
+        '/leads/batch',
+      ]) {
+        assert.match(
+          conflict(path, 'post'),
+          /^`conflict`: a request with the same Idempotency-Key is still running/,
+          path,
+        );
+      }
+      assert.equal(external.paths['/leads/{id}/status'].put.responses['409'], undefined);
+    });
   },
   { FUNIL_LEAD_STATUSES: 'open,closed' },
 );

@@ -114,6 +114,15 @@ describeEachBackend(
       });
       assert.equal(retried.status, 202, retried.text);
       assert.equal(retried.body.status, 'pending');
+      assert.deepEqual(
+        retried.body.attempts.map((a: { try: number; httpStatus: number }) => [a.try, a.httpStatus]),
+        [
+          [1, 500],
+          [2, 503],
+          [3, 502],
+        ],
+        'the answer shows the attempts the log shows',
+      );
       const arrived = await receiver.at(hook.path, 4);
       // While the attempt waits for its answer, no second one: 409 until it ends.
       const again = await ctx.request('POST', `${API}/webhooks/${hook.id}/deliveries/${failed.id}/retry`, {

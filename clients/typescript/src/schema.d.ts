@@ -609,17 +609,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of leads. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
                     Link?: string;
                     /** @description While more rows exist: the `cursor` of the next page. */
@@ -657,13 +657,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -688,7 +688,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -719,15 +719,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -752,13 +752,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -783,7 +783,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -791,7 +791,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -830,6 +830,15 @@ export interface operations {
         /** @description name, and an e-mail or a phone, are required. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Maria Souza",
+                 *       "email": "maria@example.com",
+                 *       "phone": "+55 11 91234-5678",
+                 *       "source": "website",
+                 *       "score": 40
+                 *     }
+                 */
                 "application/json": {
                     /** @example Maria Silva */
                     name: string;
@@ -888,17 +897,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description With `upsert=`: the lead that held the key, updated. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
@@ -960,17 +969,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The lead created. */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
@@ -1036,13 +1045,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1067,7 +1076,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -1094,17 +1103,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: another lead has this `externalId` (`existingId` names it, to a token that may read leads); e-mails of leads need not be unique; or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1129,13 +1138,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1160,13 +1169,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1191,13 +1200,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1222,15 +1231,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1255,13 +1264,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1286,7 +1295,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -1294,7 +1303,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1329,17 +1338,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The lead; its version is the ETag header. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
@@ -1401,7 +1410,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -1432,13 +1441,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1463,15 +1472,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1496,13 +1505,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1527,7 +1536,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -1535,7 +1544,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1574,6 +1583,12 @@ export interface operations {
         /** @description Partial update: send only the fields to change. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "score": 80,
+                 *       "notes": "Asked for a demo on Monday."
+                 *     }
+                 */
                 "application/json": {
                     /** @example Maria Silva */
                     name?: string;
@@ -1632,17 +1647,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead, updated. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
@@ -1704,13 +1719,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1735,7 +1750,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -1766,13 +1781,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1793,17 +1808,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: another lead has this `externalId` (`existingId` names it, to a token that may read leads); e-mails of leads need not be unique */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1828,13 +1843,13 @@ export interface operations {
             412: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1859,13 +1874,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1890,13 +1905,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1921,15 +1936,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1954,13 +1969,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1985,7 +2000,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -1993,7 +2008,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2031,17 +2046,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deleted. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2055,13 +2070,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2086,7 +2101,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -2117,13 +2132,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2148,13 +2163,13 @@ export interface operations {
             412: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2179,13 +2194,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2210,13 +2225,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2241,15 +2256,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2274,13 +2289,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2305,7 +2320,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -2313,7 +2328,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2351,6 +2366,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "name": "Maria Souza",
+                 *           "email": "maria@example.com",
+                 *           "phone": "+55 11 91234-5678",
+                 *           "source": "website",
+                 *           "score": 40
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     items: {
                         /** @example Maria Silva */
@@ -2411,17 +2439,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description One result per item, in input order. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -2513,13 +2541,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2544,7 +2572,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -2571,17 +2599,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2606,13 +2634,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2637,13 +2665,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2668,13 +2696,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2699,15 +2727,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2732,13 +2760,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2763,7 +2791,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -2771,7 +2799,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2809,6 +2837,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "contacted"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Pipeline stage.
@@ -2820,17 +2853,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead, updated. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
@@ -2892,13 +2925,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2923,7 +2956,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -2954,13 +2987,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2985,13 +3018,13 @@ export interface operations {
             412: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3016,13 +3049,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3047,13 +3080,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3078,15 +3111,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3111,13 +3144,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3142,7 +3175,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -3150,7 +3183,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3189,17 +3222,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The counts and sums asked for. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3240,13 +3273,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,7 +3304,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -3302,15 +3335,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,13 +3368,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,7 +3399,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -3374,7 +3407,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3411,8 +3444,15 @@ export interface operations {
             cookie?: never;
         };
         /** @description Optional: fields of the customer, when one is created. */
-        requestBody: {
+        requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "company",
+                 *       "value": 1500.5,
+                 *       "autoPayment": true
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @example individual
@@ -3436,17 +3476,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead and the customer it was linked to (it existed already). */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -3552,17 +3592,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The lead and the customer created from it. */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -3672,13 +3712,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3703,7 +3743,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -3734,13 +3774,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3761,17 +3801,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3796,13 +3836,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3827,13 +3867,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3858,13 +3898,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3889,15 +3929,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3922,13 +3962,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3953,7 +3993,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -3961,7 +4001,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,7 +4035,7 @@ export interface operations {
                 sort?: "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "name" | "-name";
                 /**
                  * @description Comma-separated statuses.
-                 * @example new,qualified
+                 * @example active,inactive
                  */
                 status?: string;
                 /** @description Exact e-mail, any case. */
@@ -4017,17 +4057,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of customers. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
                     Link?: string;
                     /** @description While more rows exist: the `cursor` of the next page. */
@@ -4085,13 +4125,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4116,7 +4156,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -4147,15 +4187,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4180,13 +4220,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4211,7 +4251,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -4219,7 +4259,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4257,6 +4297,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Maria Souza",
+                 *       "email": "maria@example.com",
+                 *       "phone": "+55 11 91234-5678",
+                 *       "type": "individual",
+                 *       "value": 1200.5
+                 *     }
+                 */
                 "application/json": {
                     /** @example Maria Silva */
                     name: string;
@@ -4310,17 +4359,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description With `upsert=`: the customer that held the key, updated. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
@@ -4376,17 +4425,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The customer created. */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     /** @description With `upsert=`: whether the record was created or updated. */
@@ -4446,13 +4495,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4477,7 +4526,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -4504,17 +4553,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: another customer has this e-mail or `externalId` (`existingId` names it, to a token that may read customers); or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4539,13 +4588,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4570,13 +4619,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4601,13 +4650,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4632,15 +4681,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4665,13 +4714,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4696,7 +4745,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -4704,7 +4753,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4739,17 +4788,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The customer; its version is the ETag header. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
@@ -4805,7 +4854,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -4836,13 +4885,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4867,15 +4916,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4900,13 +4949,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4931,7 +4980,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -4939,7 +4988,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4978,6 +5027,12 @@ export interface operations {
         /** @description Partial update: send only the fields to change. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "value": 2400,
+                 *       "autoPayment": true
+                 *     }
+                 */
                 "application/json": {
                     /** @example Maria Silva */
                     name?: string;
@@ -5031,17 +5086,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The customer, updated. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
@@ -5097,13 +5152,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5128,7 +5183,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -5159,13 +5214,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5186,17 +5241,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: another customer has this e-mail or `externalId` (`existingId` names it, to a token that may read customers) */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5221,13 +5276,13 @@ export interface operations {
             412: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5252,13 +5307,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5283,13 +5338,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5314,15 +5369,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5347,13 +5402,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5378,7 +5433,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -5386,7 +5441,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5424,17 +5479,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deleted. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5448,13 +5503,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5479,7 +5534,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -5510,13 +5565,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5541,13 +5596,13 @@ export interface operations {
             412: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5572,13 +5627,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5603,13 +5658,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5634,15 +5689,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5667,13 +5722,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5698,7 +5753,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -5706,7 +5761,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5744,6 +5799,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "name": "Maria Souza",
+                 *           "email": "maria@example.com",
+                 *           "phone": "+55 11 91234-5678",
+                 *           "type": "individual",
+                 *           "value": 1200.5
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     items: {
                         /** @example Maria Silva */
@@ -5799,17 +5867,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description One result per item, in input order. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -5895,13 +5963,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5926,7 +5994,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -5953,17 +6021,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5988,13 +6056,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6019,13 +6087,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6050,13 +6118,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6081,15 +6149,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6114,13 +6182,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6145,7 +6213,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -6153,7 +6221,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6191,6 +6259,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "inactive"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @example active
@@ -6201,17 +6274,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The customer, updated. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description The version of the record, for `If-Match`. */
                     ETag?: string;
                     [name: string]: unknown;
@@ -6267,13 +6340,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6298,7 +6371,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -6329,13 +6402,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6360,13 +6433,13 @@ export interface operations {
             412: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6391,13 +6464,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6422,13 +6495,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6453,15 +6526,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6486,13 +6559,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6517,7 +6590,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -6525,7 +6598,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6560,17 +6633,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The tenant's custom fields. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
                     Link?: string;
                     /** @description While more rows exist: the `cursor` of the next page. */
@@ -6610,13 +6683,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6641,7 +6714,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -6672,15 +6745,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6705,13 +6778,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6736,7 +6809,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -6744,7 +6817,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6779,6 +6852,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resource": "lead",
+                 *       "key": "segment",
+                 *       "label": "Segment",
+                 *       "type": "select",
+                 *       "options": [
+                 *         "retail",
+                 *         "wholesale"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Whose field it is: leads or customers.
@@ -6815,17 +6900,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The field defined. */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -6863,13 +6948,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6894,7 +6979,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -6921,17 +7006,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: the resource has a field with this key, or had one whose values are still being removed (try again shortly), or has 100 fields already, the most it may have; or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6956,13 +7041,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6987,13 +7072,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7018,13 +7103,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7049,15 +7134,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7082,13 +7167,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7113,7 +7198,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7121,7 +7206,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7156,17 +7241,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A JSON Schema (draft 2020-12) of `custom` in a create body of this resource: the tenant's fields as properties (`title` is the label, `x-funil-type` the Funil type), the required ones in `required`. */
+            /** @description A JSON Schema (2020-12) of `custom` on that resource. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7179,13 +7264,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7210,7 +7295,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7241,15 +7326,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7274,13 +7359,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7305,7 +7390,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7313,7 +7398,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,17 +7435,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The field. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7396,7 +7481,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7427,13 +7512,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7458,15 +7543,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7491,13 +7576,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7522,7 +7607,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7530,7 +7615,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7567,6 +7652,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "Market segment",
+                 *       "required": false
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description The name people see.
@@ -7601,17 +7692,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The field, changed. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7647,13 +7738,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7678,7 +7769,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7709,13 +7800,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7740,13 +7831,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7771,13 +7862,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7802,15 +7893,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7835,13 +7926,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7866,7 +7957,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7874,7 +7965,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7911,17 +8002,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deleted; its values go with it. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7935,13 +8026,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7966,7 +8057,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -7997,13 +8088,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8028,13 +8119,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8059,13 +8150,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8090,15 +8181,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8123,13 +8214,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8154,7 +8245,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -8162,7 +8253,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8206,17 +8297,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of events, oldest first. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
                     Link?: string;
                     /** @description While more rows exist: the `cursor` of the next page. */
@@ -8367,13 +8458,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8398,7 +8489,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -8429,13 +8520,13 @@ export interface operations {
             410: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8460,15 +8551,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8493,13 +8584,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8524,7 +8615,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -8532,7 +8623,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8564,17 +8655,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The tenant's subscriptions. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
                     Link?: string;
                     /** @description While more rows exist: the `cursor` of the next page. */
@@ -8615,7 +8706,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -8646,15 +8737,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8679,13 +8770,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8710,7 +8801,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -8718,7 +8809,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8753,8 +8844,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/funil/webhooks",
+                 *       "events": [
+                 *         "lead.created",
+                 *         "lead.status_changed"
+                 *       ],
+                 *       "description": "CRM sync"
+                 *     }
+                 */
                 "application/json": {
                     /**
+                     * Format: uri
                      * @description An https:// URL that resolves to a public address.
                      * @example https://example.com/funil/webhooks
                      */
@@ -8774,17 +8876,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The subscription, with its signing secret (shown this once). */
             201: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -8825,13 +8927,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8856,7 +8958,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -8883,17 +8985,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: the tenant has 25 subscriptions already, the most it may have; or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8918,13 +9020,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8949,13 +9051,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8980,13 +9082,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9011,15 +9113,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9044,13 +9146,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9075,7 +9177,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9083,7 +9185,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9118,17 +9220,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The subscription. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9165,7 +9267,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9196,13 +9298,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9227,15 +9329,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9260,13 +9362,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9291,7 +9393,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9299,7 +9401,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9334,8 +9436,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "lead.created",
+                 *         "lead.converted"
+                 *       ],
+                 *       "description": "CRM sync, conversions too"
+                 *     }
+                 */
                 "application/json": {
                     /**
+                     * Format: uri
                      * @description An https:// URL that resolves to a public address.
                      * @example https://example.com/funil/webhooks
                      */
@@ -9356,17 +9468,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The subscription, changed. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9403,13 +9515,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9434,7 +9546,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9465,13 +9577,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9496,13 +9608,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9527,13 +9639,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9558,15 +9670,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9591,13 +9703,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9622,7 +9734,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9630,7 +9742,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9665,17 +9777,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deleted, with its delivery log. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9689,13 +9801,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9720,7 +9832,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9751,13 +9863,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9782,13 +9894,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9813,13 +9925,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9844,15 +9956,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9877,13 +9989,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9908,7 +10020,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -9916,7 +10028,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9954,17 +10066,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The subscription, with its new signing secret (shown this once). */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -10005,13 +10117,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10036,7 +10148,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -10067,13 +10179,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10094,17 +10206,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10129,13 +10241,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10160,15 +10272,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10193,13 +10305,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10224,7 +10336,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -10232,7 +10344,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10258,9 +10370,11 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @description Only the deliveries in this state. */
                 status?: "pending" | "succeeded" | "failed";
                 /** @description The id of the last delivery read: the page continues after it. */
                 before?: string;
+                /** @description Deliveries per page (1–100). */
                 limit?: number;
             };
             header?: never;
@@ -10272,17 +10386,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of deliveries. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
                     Link?: string;
                     /** @description While more rows exist: the `cursor` of the next page. */
@@ -10343,13 +10457,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10374,7 +10488,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -10405,13 +10519,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10436,15 +10550,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10469,13 +10583,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10500,7 +10614,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -10508,7 +10622,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10539,24 +10653,26 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description The subscription's id. */
                 id: string;
+                /** @description The delivery's id, from the delivery log. */
                 deliveryId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery, waiting for the attempt asked for, with the attempts made so far. */
             202: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -10615,13 +10731,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10646,7 +10762,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -10677,13 +10793,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10704,17 +10820,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: an attempt of this delivery is under way; ask again once it has ended; or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10739,13 +10855,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10770,15 +10886,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10803,13 +10919,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10834,7 +10950,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -10842,7 +10958,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10880,17 +10996,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The test delivery, waiting for its first attempt (see the delivery log). */
             202: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -10949,13 +11065,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10980,7 +11096,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -11011,13 +11127,13 @@ export interface operations {
             404: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11038,17 +11154,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11073,13 +11189,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11104,15 +11220,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11137,13 +11253,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11168,7 +11284,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -11176,7 +11292,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11218,17 +11334,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description What the tenant holds about the person. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11475,13 +11591,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11506,7 +11622,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -11537,13 +11653,13 @@ export interface operations {
             410: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11568,15 +11684,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11601,13 +11717,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11632,7 +11748,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -11640,7 +11756,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11675,6 +11791,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "maria@example.com"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: email
@@ -11686,17 +11807,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What was erased. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Present when this answer replays the first one for the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -11716,13 +11837,13 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11747,7 +11868,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -11774,17 +11895,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description `conflict`: the e-mail is taken (`existingId` names the holder, to a token that may read it), or the same Idempotency-Key is still running. */
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11809,13 +11930,13 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11840,13 +11961,13 @@ export interface operations {
             415: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11871,13 +11992,13 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11902,15 +12023,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11935,13 +12056,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11966,7 +12087,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -11974,7 +12095,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12006,17 +12127,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The calling token. */
             200: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12037,7 +12158,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -12068,15 +12189,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12101,13 +12222,13 @@ export interface operations {
             500: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit"?: number;
+                    "RateLimit-Limit": number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Remaining": number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset"?: number;
+                    "RateLimit-Reset": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12132,7 +12253,7 @@ export interface operations {
             503: {
                 headers: {
                     /** @description The id of this request in the logs. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
@@ -12140,7 +12261,7 @@ export interface operations {
                     /** @description Seconds until the budget refills. */
                     "RateLimit-Reset"?: number;
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
