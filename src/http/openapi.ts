@@ -289,11 +289,20 @@ const CONSOLE_LINK = `(function link() {
   anchor.setAttribute('aria-label', 'Funil console');
 })();`;
 
+/**
+ * Swagger UI first draws its own logo, an inline <svg> holding a <style> element, which the page's
+ * policy refuses (an error in the browser's console) before Funil's logo takes its place; a Logo
+ * that draws nothing leaves the link empty for Funil's. Swagger UI takes a config's `components` as
+ * a plugin (its config type does not list them, hence the spread). The page's script is written
+ * from the function's source, so it stands alone: a function nested in it would carry tsx's helpers.
+ */
+const withoutSwaggerLogo = { components: { Logo: () => null } };
+
 /** The browsable reference of the external API at /docs, with its assets served from node_modules. */
 export async function serveDocsPage(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0 },
+    uiConfig: { docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0, ...withoutSwaggerLogo },
     staticCSP: true,
     // Funil's name and mark, leading to the console (which links back here).
     logo: { type: 'image/svg+xml', content: Buffer.from(DOCS_LOGO), href: '/console', target: '_self' },
