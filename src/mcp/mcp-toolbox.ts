@@ -1,4 +1,4 @@
-import { type CallToolResult, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ProtocolError, type Tool } from '@modelcontextprotocol/server';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import { type TObject, Type } from 'typebox';
@@ -69,7 +69,7 @@ export class McpToolbox {
    */
   async call(request: FastifyRequest, name: string, args: unknown = {}): Promise<CallToolResult> {
     const prepared = this.#tools.get(name);
-    if (!prepared) throw new McpError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    if (!prepared) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${name}`);
     const outcome = await this.#outcome(request, prepared, args);
     request.mcp = { ...request.mcp, tool: name };
     if (outcome.status >= 400) request.mcp.code = (outcome.body as { code?: string }).code;

@@ -92,11 +92,14 @@ describeEachBackend('MCP tool schemas: portable to every client', (ctx) => {
     assert.deepEqual(email?.anyOf, [{ type: 'string', maxLength: 254, format: 'email' }, { type: 'null' }]);
   });
 
-  test("the MCP Inspector's --strict lint finds nothing in tools/list", async () => {
-    const { code, stdout, stderr } = await runInspector(url, tenant.token, ['--method', 'tools/list', '--strict']);
-    assert.equal(code, 0, stderr);
-    const answer = JSON.parse(stdout) as { result: { tools: Tool[] }; schemaFindings?: unknown[] };
-    assert.equal(answer.result.tools.length, 12);
-    assert.deepEqual(answer.schemaFindings ?? [], []);
+  test("the MCP Inspector's --strict lint finds nothing in tools/list, on the 2025 and the 2026 protocol", async () => {
+    for (const era of ['legacy', 'modern']) {
+      const args = ['--method', 'tools/list', '--strict', '--protocol-era', era];
+      const { code, stdout, stderr } = await runInspector(url, tenant.token, args);
+      assert.equal(code, 0, `${era}: ${stderr}`);
+      const answer = JSON.parse(stdout) as { result: { tools: Tool[] }; schemaFindings?: unknown[] };
+      assert.equal(answer.result.tools.length, 12, era);
+      assert.deepEqual(answer.schemaFindings ?? [], [], era);
+    }
   });
 });
