@@ -9,8 +9,10 @@ export const CORS_ALLOWED_HEADERS = [
   'If-Match',
   'X-Request-Id',
   'Accept-Language',
-  // MCP (SPEC §19): a client sends the protocol version it negotiated.
+  // MCP (SPEC §19): a client sends the protocol version it negotiated; on 2026-07-28, the method and name too.
   'Mcp-Protocol-Version',
+  'Mcp-Method',
+  'Mcp-Name',
 ];
 
 /** What a browser page may read besides the CORS-safelisted headers. */

@@ -1,7 +1,10 @@
 import type { FastifyReply } from 'fastify';
 
-/** SPEC §19: the protocol versions Funil speaks, newest first (the one offered to a client asking for another). */
-export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18'];
+/**
+ * SPEC §19: the protocol versions Funil speaks, newest first. `initialize` offers the newest 2025 one
+ * to a client asking for another; 2026-07-28 is offered by `server/discover`.
+ */
+export const PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-06-18'];
 
 /** JSON-RPC 2.0's error codes (the SDK's `ErrorCode`), here so that refusing a message needs no SDK. */
 const INVALID_REQUEST = -32600;

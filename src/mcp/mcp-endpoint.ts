@@ -1,5 +1,9 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CursorCodec } from '../http/cursor.js';
 import { sendApiError } from '../http/error-handler.js';
@@ -10,8 +14,8 @@ import { leadTools } from './lead-tools.js';
 import { instructionsFor, mcpServerFor } from './mcp-server.js';
 import { McpToolbox } from './mcp-toolbox.js';
 
-/** The request headers the SDK's transport reads; no other reaches it. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+/** The request headers the SDK's transports read (2026-07-28 adds the last two); no other reaches them. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'] as const;
 
 /** Answers one MCP message that passed `preflight`: `stray` when its tool's arguments are not an object. */
 export type McpEndpoint = (
@@ -29,18 +33,35 @@ export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoi
   const toolbox = new McpToolbox([...leadTools(services, cursors), ...customerTools(services, cursors)], services.db);
   const instructions = instructionsFor(services.leadStatuses);
 
+  // The web request the SDK is handed → the Fastify request it stands for, which the tools need.
+  const requests = new WeakMap<Request, FastifyRequest>();
+  // 2026-07-28 requests; the 2025 ones are served below, with JSON answers where this would stream.
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const request = requestInfo && requests.get(requestInfo);
+      if (!request) throw new Error('an MCP request reached the SDK without its Fastify request');
+      return mcpServerFor(request, toolbox, instructions);
+    },
+    { legacy: 'reject' },
+  );
+
   return async (request, reply, stray) => {
     let response: Response | undefined;
+    const webRequest = webRequestOf(request);
+    const legacy = await isLegacyRequest(webRequest, request.body);
     if (stray) {
-      const answer = await answerOf(stray.id, toolbox.call(request, stray.name, stray.arguments));
+      const answer = await answerOf(stray.id, toolbox.call(request, stray.name, stray.arguments), legacy);
       if (!request.mcpFailure) return sendOwn(reply, answer);
-    } else {
+    } else if (legacy) {
       const server = mcpServerFor(request, toolbox, instructions);
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
       await server.connect(transport);
       // Not closed after: with JSON answers it holds no stream, timer or pending request once it has
       // answered, and close() would only build an error (with its stack) for the requests it no longer has.
-      response = await transport.handleRequest(webRequestOf(request), { parsedBody: request.body });
+      response = await transport.handleRequest(webRequest, { parsedBody: request.body });
+    } else {
+      requests.set(webRequest, request);
+      response = await modern.fetch(webRequest, { parsedBody: request.body });
     }
     // The deadline answered meanwhile (FUNIL_REQUEST_TIMEOUT_MS): its 503 stands.
     if (reply.sent) return reply;
@@ -56,12 +77,15 @@ export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoi
   };
 }
 
-/** A tool's result, or the JSON-RPC error it threw (an unknown tool). */
-function answerOf(id: JsonRpcId, outcome: Promise<object>): Promise<OwnAnswer> {
+/** A tool's result (2026-07-28 results say they are complete), or the JSON-RPC error it threw (an unknown tool). */
+function answerOf(id: JsonRpcId, outcome: Promise<object>, legacy: boolean): Promise<OwnAnswer> {
   return outcome.then(
-    (result): OwnAnswer => ({ status: 200, body: { jsonrpc: '2.0', id, result } }),
+    (result): OwnAnswer => ({
+      status: 200,
+      body: { jsonrpc: '2.0', id, result: legacy ? result : { ...result, resultType: 'complete' } },
+    }),
     (error: unknown) => {
-      if (error instanceof McpError) return failure(200, id, error.code, error.message);
+      if (error instanceof ProtocolError) return failure(200, id, error.code, error.message);
       throw error;
     },
   );

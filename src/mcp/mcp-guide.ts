@@ -23,7 +23,7 @@ export function mcpGuide(path: string): string {
     '## AI assistants (MCP)',
     '',
     `\`POST ${path}\` is a [Model Context Protocol](https://modelcontextprotocol.io) server for AI assistants:`,
-    'Streamable HTTP, stateless, JSON answers, protocol versions 2025-06-18 and 2025-11-25. It takes the tokens',
+    'Streamable HTTP, stateless, JSON answers, protocol versions 2025-06-18, 2025-11-25 and 2026-07-28. It takes the tokens',
     "of this API, with its scopes, rate limit and tenant walls; its writes are this API's writes, with their",
     `events. Point a client at \`https://<host>${path}\` with the header \`Authorization: Bearer <token>\`;`,
     "without a usable token the answer is a 401 with `WWW-Authenticate: Bearer`. The token's scopes decide",

@@ -1,13 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  type Implementation,
-  InitializeRequestSchema,
-  type InitializeResult,
-  ListToolsRequestSchema,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { type Implementation, Server, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../http/authenticate.js';
 import { PACKAGE_VERSION } from '../shared/version.js';
@@ -40,21 +32,17 @@ export function instructionsFor(leadStatuses: readonly string[]): string {
  * (the SDK's advice: one server per request, so that JSON-RPC ids of concurrent clients never meet).
  * The low-level server, not `McpServer`: Funil's tools carry JSON Schemas made from TypeBox, and an
  * unknown tool must be a JSON-RPC error, where `McpServer` answers it with an `isError` result.
+ * The SDK negotiates the version: `initialize` settles on one of the 2025 versions listed (the newest
+ * when asked for another), `server/discover` offers 2026-07-28, whose requests each name theirs.
  */
 export function mcpServerFor(request: FastifyRequest, toolbox: McpToolbox, instructions: string): Server {
-  const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, instructions, jsonSchemaValidator });
-  server.setRequestHandler(
-    InitializeRequestSchema,
-    ({ params }): InitializeResult => ({
-      protocolVersion: PROTOCOL_VERSIONS.includes(params.protocolVersion)
-        ? params.protocolVersion
-        : (PROTOCOL_VERSIONS[0] as string),
-      capabilities: CAPABILITIES,
-      serverInfo: SERVER_INFO,
-      instructions,
-    }),
-  );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolbox.list(principalOf(request).scopes) }));
-  server.setRequestHandler(CallToolRequestSchema, ({ params }) => toolbox.call(request, params.name, params.arguments));
+  const server = new Server(SERVER_INFO, {
+    capabilities: CAPABILITIES,
+    instructions,
+    jsonSchemaValidator,
+    supportedProtocolVersions: [...PROTOCOL_VERSIONS],
+  });
+  server.setRequestHandler('tools/list', () => ({ tools: toolbox.list(principalOf(request).scopes) }));
+  server.setRequestHandler('tools/call', ({ params }) => toolbox.call(request, params.name, params.arguments));
   return server;
 }

@@ -1,7 +1,7 @@
-import { type CallToolResult, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ProtocolError, type Tool } from '@modelcontextprotocol/server';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FastifyRequest } from 'fastify';
-import { type TObject, type TSchema, Type } from 'typebox';
+import { type TObject, Type } from 'typebox';
 import { authMessages } from '../auth/auth.messages.js';
 import { lackingScopes } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
@@ -14,6 +14,7 @@ import { type ApiError, forbidden, validationFailed } from '../shared/errors.js'
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { INVALID_PARAMS, isPlainObject } from './json-rpc.js';
 import type { McpTool, ToolCall } from './mcp-tool.js';
+import { portableSchema } from './portable-schema.js';
 import { ToolIdempotency, type ToolOutcome } from './tool-idempotency.js';
 
 declare module 'fastify' {
@@ -68,7 +69,7 @@ export class McpToolbox {
    */
   async call(request: FastifyRequest, name: string, args: unknown = {}): Promise<CallToolResult> {
     const prepared = this.#tools.get(name);
-    if (!prepared) throw new McpError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    if (!prepared) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${name}`);
     const outcome = await this.#outcome(request, prepared, args);
     request.mcp = { ...request.mcp, tool: name };
     if (outcome.status >= 400) request.mcp.code = (outcome.body as { code?: string }).code;
@@ -112,6 +113,7 @@ function failure(request: FastifyRequest, error: unknown): ToolOutcome {
   return { status: apiError.statusCode, body, ...(apiError.statusCode >= 500 && { failed: apiError }) };
 }
 
+const OUTPUT = { input: false };
 const ARGUMENTS_OBJECT = fieldMessage('arguments', fieldMessages.type('object'));
 
 /**
@@ -136,9 +138,9 @@ function listingOf(tool: McpTool, input: TObject): Tool {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: published(input) as Tool['inputSchema'],
+    inputSchema: portableSchema(input, { input: true }) as Tool['inputSchema'],
     // SDK clients check structuredContent against it even on an isError result, so it admits the §2 error too.
-    outputSchema: { type: 'object', anyOf: [published(tool.output), published(ErrorBody)] },
+    outputSchema: { type: 'object', anyOf: [tool.output, ErrorBody].map((schema) => portableSchema(schema, OUTPUT)) },
     annotations: {
       title: tool.title,
       readOnlyHint: read,
@@ -146,11 +148,4 @@ function listingOf(tool: McpTool, input: TObject): Tool {
       openWorldHint: false,
     },
   };
-}
-
-/** A schema as clients see it: plain JSON Schema, without the Ajv keyword that trims strings server-side. */
-function published(schema: TSchema): Record<string, unknown> {
-  return JSON.parse(
-    JSON.stringify(schema, (key, value) => (key === 'transform' && Array.isArray(value) ? undefined : value)),
-  );
 }

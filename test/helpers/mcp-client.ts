@@ -30,6 +30,20 @@ export async function mcpUrl(app: FastifyInstance): Promise<URL> {
   return new URL(`${base}${API}/mcp`);
 }
 
+/** A JSON-RPC message POSTed as a client's HTTP stack sends it, for what the SDKs' clients will not send. */
+export function postMcp(url: URL, token: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 /**
  * The SDK's own client over its Streamable HTTP transport, as an assistant's host would run it,
  * and the MCP twin of the OpenAPI contract check: every result is checked against the outputSchema

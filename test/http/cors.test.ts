@@ -28,6 +28,8 @@ const ALLOWED_REQUEST_HEADERS = [
   'x-request-id',
   'accept-language',
   'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
 ];
 
 /** A header's comma list, lower-cased, as a browser reads it. */

@@ -28,7 +28,7 @@ register(`data:text/javascript,${encodeURIComponent(RECORD_RESOLVED)}`, {
 
 const { API, TestContext } = await import('../helpers/test-app.js');
 const ctx = new TestContext('pglite');
-const sdkModules = () => [...resolved].filter((url) => url.includes('/@modelcontextprotocol/sdk/'));
+const sdkModules = () => [...resolved].filter((url) => url.includes('/@modelcontextprotocol/'));
 /** Lets the hook thread's reports of the imports just made arrive. */
 const settle = () => sleep(200);
 

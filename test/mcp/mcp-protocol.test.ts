@@ -3,7 +3,7 @@ import { before, test } from 'node:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { TokenRepository } from '../../src/admin/token.repository.js';
 import { TOOL_SUMMARIES } from '../../src/mcp/mcp-guide.js';
-import { McpTestClient, mcpUrl } from '../helpers/mcp-client.js';
+import { McpTestClient, mcpUrl, postMcp } from '../helpers/mcp-client.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 const LEAD_READ_TOOLS = ['get_lead', 'lead_history', 'pipeline_summary', 'search_leads'];
@@ -247,19 +247,11 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
     assert.equal((await call({ name: 'no_such_tool', arguments: [] })).error?.code, -32602);
     // The scope is checked first, as REST checks it before the body.
     const reader = await ctx.token(tenant.id, ['leads:read']);
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${reader.token}`,
-        'content-type': 'application/json',
-        accept: STREAMABLE_ACCEPT,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'create_lead', arguments: [] },
-      }),
+    const res = await postMcp(url, reader.token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'create_lead', arguments: [] },
     });
     assert.equal((await res.json()).result.structuredContent.code, 'forbidden');
   });
@@ -336,7 +328,8 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
     assert.equal((await deep.json()).code, 'validation_failed');
     const notRpc = await post({ hello: 'world' });
     assert.equal(notRpc.status, 400);
-    assert.equal((await notRpc.json()).error.code, -32700);
+    // Valid JSON that is no JSON-RPC request: Invalid Request (JSON-RPC 2.0), as the SDK answers it.
+    assert.equal((await notRpc.json()).error.code, -32600);
     const noAccept = await post(initialize('2025-11-25'), { accept: 'application/json' });
     assert.equal(noAccept.status, 406);
   });
