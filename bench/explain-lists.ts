@@ -12,7 +12,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../src/config.js';
 import type { LeadFilters, LeadSortField } from '../src/leads/lead.repository.js';
 import { LEAD_SORT_KEYS } from '../src/leads/lead.repository.js';
-import { LeadService } from '../src/leads/lead.service.js';
+import { buildRecordServices } from '../src/services.js';
 import { RecordQueries } from '../test/helpers/record-queries.js';
 import { benchPostgresUrl, createTenant, scratchPostgres, seedLeads } from './bench-database.js';
 
@@ -58,7 +58,7 @@ try {
   const tenant = tenants[1] as (typeof tenants)[number];
 
   const recorder = new RecordQueries();
-  const leads = new LeadService(database.db, DEFAULT_LEAD_STATUSES);
+  const leads = buildRecordServices(database.db, { statuses: DEFAULT_LEAD_STATUSES, scanRows: undefined }).leads;
   const recorded = database.db.withPlugin(recorder);
   const filterCases: [string, LeadFilters][] = [
     ['no filter', {}],

@@ -19,7 +19,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { defaultListScanRows } from '../src/db/scan-window.js';
 import { LEAD_SORT_KEYS, type LeadFilters, type LeadSortField } from '../src/leads/lead.repository.js';
-import { LeadService } from '../src/leads/lead.service.js';
+import { buildRecordServices } from '../src/services.js';
 import { createTenant, median, seedLeads } from './bench-database.js';
 
 function option(name: string): number | undefined {
@@ -72,7 +72,10 @@ try {
     `seeded ${ROWS} leads in one tenant in ${Math.round(performance.now() - seeded)} ms; limit=${LIMIT}, scan bound ${SCAN_ROWS || 'none'}\n`,
   );
 
-  const leads = new LeadService(database.db, DEFAULT_LEAD_STATUSES, { scanRows: SCAN_ROWS || undefined });
+  const leads = buildRecordServices(database.db, {
+    statuses: DEFAULT_LEAD_STATUSES,
+    scanRows: SCAN_ROWS || undefined,
+  }).leads;
   const results: { label: string; ms: number }[] = [];
   for (const field of Object.keys(LEAD_SORT_KEYS) as LeadSortField[]) {
     const key = LEAD_SORT_KEYS[field];

@@ -8,9 +8,9 @@ import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
 import { serveConsole } from './console/console.routes.js';
 import { customerRoutes } from './customers/customer.routes.js';
+import { Customer } from './customers/customer.schemas.js';
 import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
-import { defaultListScanRows } from './db/scan-window.js';
 import { eventRoutes } from './events/event.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
 import { ADMIN_DOCUMENT, ADMIN_PREFIX, EXTERNAL_DOCUMENT, EXTERNAL_PREFIX } from './http/api-documents.js';
@@ -38,6 +38,7 @@ import { mcpRoutes } from './mcp/mcp.routes.js';
 import { personalDataRoutes } from './privacy/personal-data.routes.js';
 import { buildServices } from './services.js';
 import { webhookRoutes } from './webhooks/webhook.routes.js';
+import { workers } from './workers.js';
 
 const ONE_MIB = 1024 * 1024;
 /** Longer than the 60 s idle timeout of common load balancers, so that they, not we, close idle connections. */
@@ -87,6 +88,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   installJsonParser(app);
   app.addHook('onClose', () => database.close());
 
+  const services = buildServices({ database, config, logger: app.log });
   const authenticator = new TokenAuthenticator(database.db);
   const cursors = new CursorCodec(() => appSecret(database.db, 'list-cursor-key'));
   const rateLimitStore = await openRateLimitStore(config.redisUrl, logger);
@@ -136,24 +138,27 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       shareByTenantLines(external, lines, { beforeRefusal: rates.showTokenCounters });
       rates.countTokens(external);
       rejectMalformedIds(external);
-      honourIdempotencyKeys(external, database.db);
-      const listScanRows = config.listScanRows ?? defaultListScanRows(database.backend);
-      const services = buildServices(database.db, config, listScanRows);
-      await external.register(leadRoutes, { services, cursors });
-      await external.register(customerRoutes, { services, cursors });
-      await external.register(customFieldRoutes, {
-        db: database.db,
-        catalog: services.catalog,
-        requestTimeoutMs: config.requestTimeoutMs,
+      honourIdempotencyKeys(external, services.idempotency);
+      await external.register(leadRoutes, {
+        leads: services.leads,
+        statuses: services.leadStatuses,
+        schemas: services.leadSchemas,
+        cursors,
       });
-      await external.register(eventRoutes, { services, config });
-      await external.register(webhookRoutes, { database, config });
-      await external.register(personalDataRoutes, { services });
+      await external.register(customerRoutes, { customers: services.customers, cursors });
+      await external.register(customFieldRoutes, { fields: services.fields });
+      await external.register(eventRoutes, { events: services.events, schemas: services.eventSchemas });
+      await external.register(webhookRoutes, { webhooks: services.webhooks, secrets: services.secrets });
+      await external.register(personalDataRoutes, {
+        personalData: services.personalData,
+        schemas: { Lead: services.leadSchemas.Lead, Customer, EventList: services.eventSchemas.EventList },
+      });
       await external.register(tokenRoutes);
       await external.register(mcpRoutes, { services, cursors, origins: config.corsOrigins });
     },
     { prefix: EXTERNAL_PREFIX },
   );
+  await app.register(workers, { services, config });
 
   await app.register(
     async (admin) => {

@@ -1,56 +1,101 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { customerFields } from './customers/customer.fields.js';
 import { Customer } from './customers/customer.schemas.js';
 import { CustomerService } from './customers/customer.service.js';
-import type { Db } from './db/database.js';
+import type { Database, Db } from './db/database.js';
+import { defaultListScanRows } from './db/scan-window.js';
 import { eventSchemas } from './events/event.schemas.js';
 import { EventService } from './events/event.service.js';
+import { CustomFieldRepository } from './fields/custom-field.repository.js';
+import { CustomFieldService } from './fields/custom-field.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
-import { type LeadFields, leadFields } from './leads/lead.fields.js';
+import { CustomValueRemoval } from './fields/custom-value-removal.js';
+import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
+import { leadFields } from './leads/lead.fields.js';
 import { leadSchemas } from './leads/lead.schemas.js';
 import { LeadService } from './leads/lead.service.js';
+import { PersonalDataRepository } from './privacy/personal-data.repository.js';
+import { PersonalDataService } from './privacy/personal-data.service.js';
+import { AttemptQueue } from './webhooks/attempt-queue.js';
+import { SecretBox } from './webhooks/secret-box.js';
+import { WebhookRepository } from './webhooks/webhook.repository.js';
+import { WebhookService } from './webhooks/webhook.service.js';
 
-/**
- * The services behind every way into a tenant's data: the REST routes and the MCP tools call the
- * same instances, so a rule, an event or a cache (the tenants' own fields) is the same for both.
- */
-export interface Services {
-  /**
-   * The database's own handle, for work of no request (retention, bookkeeping). A request's work
-   * runs on `request.db`, which every service method takes as its first argument.
-   */
-  readonly db: Db;
-  /** FUNIL_LEAD_STATUSES, in pipeline order. */
-  readonly leadStatuses: readonly string[];
-  readonly leadFields: LeadFields;
-  readonly leadSchemas: ReturnType<typeof leadSchemas>;
-  /** SPEC §14's event, with this deployment's lead (its statuses) and the customer. */
-  readonly eventSchemas: ReturnType<typeof eventSchemas>;
-  readonly leads: LeadService;
-  readonly customers: CustomerService;
-  readonly events: EventService;
-  /** One copy of each tenant's fields, which the routes that change them keep current. */
-  readonly catalog: CustomFieldCatalog;
+/** The longest a DELETE of a custom field waits for its values to be gone before it answers. */
+const REMOVAL_WAIT_MS = 2_000;
+
+export interface ServiceDependencies {
+  database: Database;
+  config: Config;
+  logger: FastifyBaseLogger;
 }
 
-/** `listScanRows`: the most rows a filtered list page reads (RecordStore.list). */
-export function buildServices(db: Db, config: Config, listScanRows: number | undefined): Services {
-  const leadStatuses = config.leadStatuses;
-  const fields = leadFields(leadStatuses);
-  const catalog = new CustomFieldCatalog();
-  const customers = new CustomerService(db, listScanRows, catalog);
-  const schemas = leadSchemas(leadStatuses, fields);
-  const leads = new LeadService(db, leadStatuses, { fields, scanRows: listScanRows, catalog, customers });
-  customers.onDelete = (trx, actor, id) => leads.unlinkCustomer(trx, actor, id);
+/**
+ * The composition root: the one place that builds repositories and services, each once, from the
+ * database, the settings and the logger. The REST routes, the MCP tools and the background jobs
+ * (workers.ts) are handed these instances, so a rule, an event or a cache (the tenants' own
+ * fields) is the same for all of them.
+ */
+export function buildServices({ database, config, logger }: ServiceDependencies) {
+  const { db } = database;
+  const statuses = config.leadStatuses;
+  const scanRows = config.listScanRows ?? defaultListScanRows(database.backend);
+  const { fields, catalog, leads, customers } = buildRecordServices(db, { statuses, scanRows });
+  const schemas = leadSchemas(statuses, fields);
+  const events = new EventService({ lead: fields, customer: customerFields });
+  const fieldValueRemoval = new CustomValueRemoval(db, logger);
+  const webhookRepository = new WebhookRepository();
+  const secrets = new SecretBox(db, config.webhooks.secretKey);
+  const attemptQueue = new AttemptQueue(database, config.databaseUrl, config.webhooks.deliver, logger);
   return {
+    /**
+     * The database's own handle, for work of no request (retention, bookkeeping). A request's work
+     * runs on `request.db`, which every service method takes as its first argument.
+     */
     db,
-    leadStatuses,
+    /** FUNIL_LEAD_STATUSES, in pipeline order. */
+    leadStatuses: statuses,
     leadFields: fields,
     leadSchemas: schemas,
+    /** The change feed's event, with this deployment's lead (its statuses) and the customer. */
     eventSchemas: eventSchemas(schemas.Lead, Customer),
     leads,
     customers,
-    events: new EventService({ lead: fields, customer: customerFields }),
+    events,
+    /** One copy of each tenant's fields, which the routes that change them keep current. */
     catalog,
+    fields: new CustomFieldService(
+      new CustomFieldRepository(),
+      catalog,
+      fieldValueRemoval,
+      Math.min(REMOVAL_WAIT_MS, config.requestTimeoutMs / 2),
+    ),
+    fieldValueRemoval,
+    personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository()),
+    idempotency: new IdempotencyRepository(db),
+    webhookRepository,
+    secrets,
+    attemptQueue,
+    webhooks: new WebhookService(webhookRepository, attemptQueue, secrets, config.webhooks),
   };
+}
+
+export type Services = ReturnType<typeof buildServices>;
+
+/**
+ * The lead and customer services alone, on `db` (buildServices builds them so too): for tools
+ * that only write and read records, such as the benches. `scanRows`: the most rows a filtered
+ * list page reads.
+ */
+export function buildRecordServices(
+  db: Db,
+  { statuses, scanRows }: { statuses: readonly string[]; scanRows: number | undefined },
+) {
+  const fields = leadFields(statuses);
+  const catalog = new CustomFieldCatalog(new CustomFieldRepository());
+  const customers = new CustomerService({ db, scanRows, catalog });
+  const leads = new LeadService({ db, statuses, fields, scanRows, catalog, customers });
+  customers.onDelete = (trx, actor, id) => leads.unlinkCustomer(trx, actor, id);
+  return { fields, catalog, leads, customers };
 }

@@ -16,10 +16,9 @@ import {
   PostgresQueryCompiler,
 } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { CustomerService } from '../../src/customers/customer.service.js';
 import type { Tables } from '../../src/db/tables.js';
 import { LEAD_SORT_KEYS } from '../../src/leads/lead.repository.js';
-import { LeadService } from '../../src/leads/lead.service.js';
+import { buildRecordServices } from '../../src/services.js';
 import { LIST_LIMIT, SQL, type StatementName } from '../reference/queries.js';
 
 /** The statements that differ, each with Funil's text; empty when the reference matches. */
@@ -37,8 +36,7 @@ export async function compareWithFunil(): Promise<{ statement: StatementName; fu
       compiled.push(event.query.sql);
     },
   });
-  const leads = new LeadService(db, DEFAULT_LEAD_STATUSES);
-  const customers = new CustomerService(db);
+  const { leads, customers } = buildRecordServices(db, { statuses: DEFAULT_LEAD_STATUSES, scanRows: undefined });
   const actor = { tenantId: '00000000-0000-0000-0000-000000000000', tokenId: '00000000-0000-0000-0000-000000000000' };
   const tenant = '00000000-0000-0000-0000-000000000000';
   const captured = async (run: () => Promise<unknown>) => {

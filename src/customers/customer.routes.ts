@@ -1,21 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { CursorCodec } from '../http/cursor.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
-import type { Services } from '../services.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
 import { customerMessages } from './customer.messages.js';
 import { CUSTOMER_SORT_KEYS } from './customer.repository.js';
 import { CreateCustomer, Customer, CustomerList, UpdateCustomer, UpdateCustomerStatus } from './customer.schemas.js';
+import type { CustomerService } from './customer.service.js';
 
 interface CustomerRoutesOptions {
-  services: Services;
+  customers: CustomerService;
   cursors: CursorCodec;
 }
 
-export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (app, { services, cursors }) => {
+export const customerRoutes: FastifyPluginAsync<CustomerRoutesOptions> = async (app, { customers, cursors }) => {
   registerRecordRoutes(app, {
     cursors,
-    service: services.customers,
+    service: customers,
     path: 'customers',
     noun: 'Customer',
     scopes: { read: 'customers:read', write: 'customers:write' },

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
-import { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
+import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { type Actor, RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { validationFailed } from '../shared/errors.js';
@@ -21,14 +21,14 @@ export type CustomerObject = RecordObject<CustomerFieldTable>;
 
 /** Every rule of a customer write (SPEC §4): defaults, names from parts, a unique e-mail, at most 2 decimals. */
 export class CustomerService extends RecordService<CustomerFieldTable, CustomerListKeys> {
-  /**
-   * `scanRows`: the most rows a filtered list page reads (RecordStore.list); `catalog`: the
-   * tenants' own fields, shared with the routes that change them (one of its own when not given).
-   */
   /** Run in the transaction that deletes a customer, before it commits (the leads converted to it lose the link). */
   onDelete: ((trx: Db, actor: Actor, id: string) => Promise<void>) | undefined;
 
-  constructor(db: Db, scanRows?: number, catalog = new CustomFieldCatalog()) {
+  /**
+   * `scanRows`: the most rows a filtered list page reads (RecordStore.list); `catalog`: the
+   * tenants' own fields, shared with the routes that change them.
+   */
+  constructor({ db, scanRows, catalog }: { db: Db; scanRows: number | undefined; catalog: CustomFieldCatalog }) {
     super(
       new CustomerRepository(db, scanRows),
       customerFields,

@@ -1,25 +1,19 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Config } from '../config.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { answer, errorResponses } from '../http/schemas.js';
 import { commaList } from '../records/list-query.js';
-import type { Services } from '../services.js';
-import { WebhookRepository } from '../webhooks/webhook.repository.js';
-import { EventRepository } from './event.repository.js';
-import { EventListQuery } from './event.schemas.js';
-import { ALL_EVENT_TYPES } from './event.service.js';
-import { pruneEventsPeriodically } from './event-retention.js';
+import { EventListQuery, type EventSchemas } from './event.schemas.js';
+import { ALL_EVENT_TYPES, type EventService } from './event.service.js';
 
 interface EventRoutesOptions {
-  services: Services;
-  config: Config;
+  events: EventService;
+  schemas: EventSchemas;
 }
 
-/** SPEC §14: `GET /events`, the change feed of the caller's tenant, and its retention. */
-export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { services, config }) => {
-  const service = services.events;
-  const { EventList } = services.eventSchemas;
+/** SPEC §14: `GET /events`, the change feed of the caller's tenant (its retention is a worker's: workers.ts). */
+export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { events: service, schemas }) => {
+  const { EventList } = schemas;
 
   app.get(
     '/events',
@@ -55,10 +49,4 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
       return events;
     },
   );
-
-  const deliveries = new WebhookRepository();
-  const stop = pruneEventsPeriodically(new EventRepository(services.db), config.eventRetentionDays, app.log, (cutoff) =>
-    deliveries.pruneAll(services.db, cutoff),
-  );
-  app.addHook('onClose', stop);
 };

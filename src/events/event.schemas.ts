@@ -87,3 +87,5 @@ export function eventSchemas(lead: TSchema, customer: TSchema) {
   );
   return { Event, EventList: Type.Array(Event) };
 }
+
+export type EventSchemas = ReturnType<typeof eventSchemas>;

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
-import { CustomFieldRepository } from './custom-field.repository.js';
+import type { CustomFieldRepository } from './custom-field.repository.js';
 import { CustomFieldSet } from './custom-field-set.js';
 import type { CustomResource } from './custom-field-types.js';
 
@@ -29,7 +29,7 @@ export class CustomFieldCatalog {
   /** Bumped by each forget, so that a read that began before a change does not store what it read. */
   readonly #generations = new LRUCache<string, number>({ max: 20_000 });
 
-  constructor(private readonly repository = new CustomFieldRepository()) {}
+  constructor(private readonly repository: CustomFieldRepository) {}
 
   async of(handle: Db, tenantId: string, resource: CustomResource, fresh = false): Promise<CustomFieldSet> {
     const name = `${tenantId}|${resource}`;

@@ -1,11 +1,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ANY_TOKEN } from '../auth/scopes.js';
-import type { Db } from '../db/database.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import { answer, conflictResponse, errorResponses, SuccessBody } from '../http/schemas.js';
 import { notFound } from '../shared/errors.js';
 import { customFieldMessages } from './custom-field.messages.js';
-import { CustomFieldRepository } from './custom-field.repository.js';
 import {
   CustomField,
   type CustomFieldCreate,
@@ -18,16 +16,11 @@ import {
   type CustomFieldUpdate,
   CustomFieldUpdate as CustomFieldUpdateSchema,
 } from './custom-field.schemas.js';
-import { CustomFieldService } from './custom-field.service.js';
-import type { CustomFieldCatalog } from './custom-field-catalog.js';
+import type { CustomFieldService } from './custom-field.service.js';
 import { CUSTOM_KEY_PATTERN, CUSTOM_LIMITS, CUSTOM_RESOURCES, type CustomResource } from './custom-field-types.js';
-import { CustomValueRemoval } from './custom-value-removal.js';
 
 interface CustomFieldRoutesOptions {
-  /** For the removal of a deleted field's values, which goes on after the request (requests use their own handle). */
-  db: Db;
-  catalog: CustomFieldCatalog;
-  requestTimeoutMs: number;
+  fields: CustomFieldService;
 }
 
 /** Any token of the tenant reads its fields (SPEC §16). */
@@ -35,9 +28,6 @@ const anyToken = { scope: ANY_TOKEN } as const;
 const write = { scope: 'fields:write' } as const;
 const tags = ['fields'];
 const KEY = new RegExp(CUSTOM_KEY_PATTERN);
-
-/** The longest a DELETE waits for its field's values to be gone before it answers. */
-const REMOVAL_WAIT_MS = 2_000;
 
 /**
  * SPEC §2's order: a path that names no field (an unknown resource, a key no field can have) is
@@ -51,21 +41,7 @@ async function fieldPath(request: FastifyRequest): Promise<void> {
 }
 
 /** SPEC §16: each tenant's own fields on leads and customers, and their JSON Schema. */
-export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = async (
-  app,
-  { db, catalog, requestTimeoutMs },
-) => {
-  const removal = new CustomValueRemoval(db, app.log);
-  const service = new CustomFieldService(
-    new CustomFieldRepository(),
-    catalog,
-    removal,
-    Math.min(REMOVAL_WAIT_MS, requestTimeoutMs / 2),
-  );
-  app.addHook('onReady', async () => {
-    removal.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'custom field values: resume failed'));
-  });
-  app.addHook('onClose', () => removal.stop());
+export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = async (app, { fields: service }) => {
   const tenantOf = (request: FastifyRequest) => principalOf(request).tenantId;
   const byPath = '/fields/:resource/:key';
 
@@ -107,7 +83,7 @@ export const customFieldRoutes: FastifyPluginAsync<CustomFieldRoutesOptions> = a
     },
     async (request) => {
       const { resource } = request.query as { resource: CustomResource };
-      return (await catalog.of(request.db, tenantOf(request), resource)).jsonSchema();
+      return service.jsonSchema(request.db, tenantOf(request), resource);
     },
   );
 

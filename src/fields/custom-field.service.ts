@@ -31,6 +31,11 @@ export class CustomFieldService {
     return this.repository.list(handle, tenantId, resource);
   }
 
+  /** The JSON Schema of `custom` on `resource` for the tenant, as its writes are checked against it. */
+  async jsonSchema(handle: Db, tenantId: string, resource: CustomResource): Promise<Record<string, unknown>> {
+    return (await this.catalog.of(handle, tenantId, resource)).jsonSchema();
+  }
+
   async find(handle: Db, tenantId: string, resource: CustomResource, key: string): Promise<CustomFieldDefinition> {
     const found = await this.repository.find(handle, tenantId, resource, key);
     if (!found) throw notFound(customFieldMessages.fieldNotFound);

@@ -6,13 +6,12 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import { Type } from 'typebox';
-import type { Db } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
 import { ApiError, validationFailed } from '../shared/errors.js';
 import { fieldMessage, messages } from '../shared/messages.js';
 import {
-  IdempotencyRepository,
+  type IdempotencyRepository,
   type KeyOwner,
   requestFingerprint,
   type StoredResponse,
@@ -61,7 +60,6 @@ export const IdempotencyKey = Type.String({
 });
 /** Headers of the first answer that a replay repeats. */
 const REPLAYED_HEADERS = ['etag', 'location', 'funil-upsert'];
-const PURGE_INTERVAL_MS = 60 * 60_000;
 
 /**
  * SPEC §7 on every POST of the scope it is installed in: the same token, key, route and body within
@@ -72,9 +70,7 @@ const PURGE_INTERVAL_MS = 60 * 60_000;
  * A key stays "running" for as long as its handler runs, even past a 503 sent by the request
  * deadline: the write may still commit, and a retry must then replay it, not make a second one.
  */
-export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
-  const records = new IdempotencyRepository(db);
-
+export function honourIdempotencyKeys(app: FastifyInstance, records: IdempotencyRepository): void {
   // Bookkeeping, so on the database's own handle, outside the request's budget (idempotency.repository.ts).
   const release = (request: FastifyRequest, owner: KeyOwner) =>
     records.release(owner).catch((error) => request.log.error({ err: error }, 'could not release an idempotency key'));
@@ -183,12 +179,6 @@ export function honourIdempotencyKeys(app: FastifyInstance, db: Db): void {
     appendRouteHook(route, 'onSend', recordAnswer);
     wrapRouteHandler(route, trackHandler);
   });
-
-  const purge = setInterval(() => {
-    records.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
-  }, PURGE_INTERVAL_MS);
-  purge.unref();
-  app.addHook('onClose', async () => clearInterval(purge));
 }
 
 type Outcome = { ok: true; payload: unknown } | { ok: false };

@@ -3,21 +3,26 @@ import { actorOf, principalOf } from '../http/authenticate.js';
 import type { CursorCodec } from '../http/cursor.js';
 import { answer, errorResponses, IdParams } from '../http/schemas.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
-import type { Services } from '../services.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
 import { leadMessages } from './lead.messages.js';
 import { LEAD_SORT_KEYS } from './lead.repository.js';
-import type { ConvertLeadInput } from './lead.service.js';
+import type { LeadSchemas } from './lead.schemas.js';
+import type { ConvertLeadInput, LeadService } from './lead.service.js';
 import { leadSummary } from './lead-summary.js';
 import { LeadSummary, LeadSummaryQuery } from './lead-summary.schemas.js';
 
 interface LeadRoutesOptions {
-  services: Services;
+  leads: LeadService;
+  /** FUNIL_LEAD_STATUSES, in pipeline order. */
+  statuses: readonly string[];
+  schemas: LeadSchemas;
   cursors: CursorCodec;
 }
 
-export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (app, { services, cursors }) => {
-  const { leadStatuses: statuses, leadSchemas: schemas, leads: service } = services;
+export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
+  app,
+  { leads: service, statuses, schemas, cursors },
+) => {
   registerRecordRoutes(app, {
     cursors,
     service,

@@ -58,6 +58,6 @@ const ConvertLead = Type.Object(
   },
 );
 
-type LeadSchemas = ReturnType<typeof leadSchemas>;
+export type LeadSchemas = ReturnType<typeof leadSchemas>;
 export type Lead = Static<LeadSchemas['Lead']>;
 export type LeadListItem = Static<LeadSchemas['LeadListItem']>;

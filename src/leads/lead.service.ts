@@ -1,14 +1,13 @@
-import type { CreateCustomerInput, CustomerObject } from '../customers/customer.service.js';
-import { CustomerService } from '../customers/customer.service.js';
+import type { CreateCustomerInput, CustomerObject, CustomerService } from '../customers/customer.service.js';
 import type { Db } from '../db/database.js';
 import { isCheckViolation } from '../db/errors.js';
 import type { ExpectedVersions } from '../db/precondition.js';
-import { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
+import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { type Actor, RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import { type LeadFields, type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
+import type { LeadFields, LeadFieldTable, LeadListKeys } from './lead.fields.js';
 import { leadMessages } from './lead.messages.js';
 import { LEAD_EXTERNAL_ID_KEY, leadStore, leadsConvertedTo } from './lead.repository.js';
 
@@ -32,25 +31,26 @@ const WON = 'won';
 const CONVERTED = 'lead.converted';
 
 export interface LeadServiceOptions {
-  /** The field table, when the caller built it already (the routes share it with the schemas). */
-  fields?: LeadFields;
+  db: Db;
+  /** FUNIL_LEAD_STATUSES, in pipeline order. */
+  statuses: readonly string[];
+  /** The field table of those statuses, shared with the schemas. */
+  fields: LeadFields;
   /** The most rows a filtered list page reads (RecordStore.list). */
-  scanRows?: number | undefined;
-  /** Where conversions find or create customers (one of its own when not given). */
-  customers?: CustomerService;
-  /** The tenants' own fields, shared with the routes that change them (one of its own when not given). */
-  catalog?: CustomFieldCatalog;
+  scanRows: number | undefined;
+  /** Where conversions find or create customers. */
+  customers: CustomerService;
+  /** The tenants' own fields, shared with the routes that change them. */
+  catalog: CustomFieldCatalog;
 }
 
 /** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
 export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   readonly #customers: CustomerService;
 
-  constructor(db: Db, statuses: readonly string[], options: LeadServiceOptions = {}) {
-    const fields = options.fields ?? leadFields(statuses);
-    const catalog = options.catalog ?? new CustomFieldCatalog();
+  constructor({ db, statuses, fields, scanRows, customers, catalog }: LeadServiceOptions) {
     super(
-      leadStore(db, fields, options.scanRows),
+      leadStore(db, fields, scanRows),
       fields,
       leadMessages.leadNotFound,
       statuses,
@@ -65,7 +65,7 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
       ],
       catalog.forResource('lead'),
     );
-    this.#customers = options.customers ?? new CustomerService(db, options.scanRows, catalog);
+    this.#customers = customers;
   }
 
   protected createValues(actor: Actor, input: CreateLeadInput): Record<string, unknown> {

@@ -30,7 +30,10 @@ export type McpEndpoint = (
  * over MCP does not carry the SDK (about 10 MB of a process's memory).
  */
 export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoint {
-  const toolbox = new McpToolbox([...leadTools(services, cursors), ...customerTools(services, cursors)], services.db);
+  const toolbox = new McpToolbox(
+    [...leadTools(services, cursors), ...customerTools(services, cursors)],
+    services.idempotency,
+  );
   const instructions = instructionsFor(services.leadStatuses);
 
   // The web request the SDK is handed → the Fastify request it stands for, which the tools need.

@@ -4,12 +4,12 @@ import type { FastifyRequest } from 'fastify';
 import { type TObject, Type } from 'typebox';
 import { authMessages } from '../auth/auth.messages.js';
 import { lackingScopes } from '../auth/scopes.js';
-import type { Db } from '../db/database.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import { apiErrorOf, errorBody, logFailure, schemaError } from '../http/error-handler.js';
 import { ErrorBody } from '../http/schemas.js';
 import { bodyValidator } from '../http/validation.js';
 import { IdempotencyKey } from '../idempotency/idempotency.plugin.js';
+import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { type ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { INVALID_PARAMS, isPlainObject } from './json-rpc.js';
@@ -46,13 +46,13 @@ export class McpToolbox {
   readonly #tools = new Map<string, PreparedTool>();
   readonly #idempotency: ToolIdempotency;
 
-  constructor(tools: readonly McpTool[], db: Db) {
+  constructor(tools: readonly McpTool[], idempotency: IdempotencyRepository) {
     const ajv = bodyValidator();
     for (const tool of tools) {
       const input = tool.effect === 'read' ? tool.input : withIdempotencyKey(tool.input);
       this.#tools.set(tool.name, { tool, validate: ajv.compile(input), listing: listingOf(tool, input) });
     }
-    this.#idempotency = new ToolIdempotency(db);
+    this.#idempotency = new ToolIdempotency(idempotency);
   }
 
   /** `tools/list`: the tools the token's scopes allow. */

@@ -1,6 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/database.js';
-import { IdempotencyRepository, type KeyOwner, requestFingerprint } from '../idempotency/idempotency.repository.js';
+import {
+  type IdempotencyRepository,
+  type KeyOwner,
+  requestFingerprint,
+} from '../idempotency/idempotency.repository.js';
 import { ApiError } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
 
@@ -32,11 +36,7 @@ const messages = {
  * key is spent once whichever way it came.
  */
 export class ToolIdempotency {
-  readonly #records: IdempotencyRepository;
-
-  constructor(db: Db) {
-    this.#records = new IdempotencyRepository(db);
-  }
+  constructor(private readonly records: IdempotencyRepository) {}
 
   /**
    * `call.args`: the validated arguments, the key aside; `fail` turns an error into its outcome (its
@@ -49,7 +49,7 @@ export class ToolIdempotency {
     attempt: () => Promise<ToolOutcome>,
     { fail, log }: { fail: (error: ApiError) => ToolOutcome; log: FastifyBaseLogger },
   ): Promise<ToolOutcome> {
-    const claim = await this.#records.claim(handle, owner, requestFingerprint(`MCP ${call.tool}`, call.args));
+    const claim = await this.records.claim(handle, owner, requestFingerprint(`MCP ${call.tool}`, call.args));
     switch (claim.kind) {
       case 'mismatch':
         return fail(new ApiError(422, 'idempotency_key_reused', messages.keyReused));
@@ -69,8 +69,8 @@ export class ToolIdempotency {
       // Bookkeeping, outside the request's budget for waiting on connections; its failure leaves the outcome
       // right (a retry waits the claim out, then runs again), so it is logged, not answered.
       await (outcome === undefined || outcome.status === 400 || outcome.status >= 500
-        ? this.#records.release(owner)
-        : this.#records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) })
+        ? this.records.release(owner)
+        : this.records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) })
       ).catch((error) => log.error({ err: error }, 'could not record the outcome of an idempotent tool call'));
     }
   }

@@ -1,26 +1,24 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { Customer } from '../customers/customer.schemas.js';
+import type { TSchema } from 'typebox';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { answer, errorResponses } from '../http/schemas.js';
-import type { Services } from '../services.js';
-import { PersonalDataRepository } from './personal-data.repository.js';
 import { ErasureAnswer, ErasureRequest, PersonalDataQuery, personalDataAnswer } from './personal-data.schemas.js';
-import { PersonalDataService } from './personal-data.service.js';
+import type { PersonalDataService } from './personal-data.service.js';
 
 interface PersonalDataRoutesOptions {
-  services: Services;
+  personalData: PersonalDataService;
+  /** The records and events the answer holds, as this deployment shows them. */
+  schemas: { Lead: TSchema; Customer: TSchema; EventList: TSchema };
 }
 
 const tags = ['personal data'];
 
 /** SPEC §17: what a tenant holds about a person, and its erasure (LGPD art. 18, GDPR art. 15 and 17). */
-export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> = async (app, { services }) => {
-  const { leads, customers, events } = services;
-  const service = new PersonalDataService(leads, customers, events, new PersonalDataRepository());
-  const Lead = services.leadSchemas.Lead;
-  const { EventList } = services.eventSchemas;
-
+export const personalDataRoutes: FastifyPluginAsync<PersonalDataRoutesOptions> = async (
+  app,
+  { personalData: service, schemas: { Lead, Customer, EventList } },
+) => {
   app.get(
     '/personal-data',
     {

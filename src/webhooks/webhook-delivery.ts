@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { customerFields } from '../customers/customer.fields.js';
 import type { Db } from '../db/database.js';
-import { EventService } from '../events/event.service.js';
-import { leadFields } from '../leads/lead.fields.js';
+import type { EventRow } from '../events/event.repository.js';
+import type { ApiEvent } from '../events/event.service.js';
 import type { AttemptQueue } from './attempt-queue.js';
 import type { SecretBox } from './secret-box.js';
 import type { WebhookRepository } from './webhook.repository.js';
@@ -18,6 +17,8 @@ interface DeliveryParts {
   queue: AttemptQueue;
   secrets: SecretBox;
   metrics: WebhookMetrics;
+  /** An event as webhooks send it (EventService.render). */
+  render: (tenantId: string, row: EventRow) => ApiEvent;
 }
 
 /** How often an instance with no webhook work yet looks again. */
@@ -33,18 +34,7 @@ const IDLE_CHECK_MS = 1_000;
  */
 export function deliverWebhooks(app: FastifyInstance, parts: DeliveryParts): void {
   const { db, config, repository, queue } = parts;
-  const events = new EventService({
-    lead: leadFields(config.leadStatuses),
-    customer: customerFields,
-  });
-  const dispatcher = new WebhookDispatcher(
-    db,
-    repository,
-    queue,
-    (tenantId, row) => events.render(tenantId, row),
-    config.eventRetentionDays,
-    app.log,
-  );
+  const dispatcher = new WebhookDispatcher(db, repository, queue, parts.render, config.eventRetentionDays, app.log);
   const worker = new WebhookWorker(db, repository, queue, parts.secrets, config.webhooks, parts.metrics);
   let idle: NodeJS.Timeout | undefined;
   let closed = false;

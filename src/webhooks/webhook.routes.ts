@@ -1,15 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
 import { principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { answer, conflictResponse, errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { AnswerKeeping } from '../idempotency/idempotency.plugin.js';
-import { AttemptQueue } from './attempt-queue.js';
-import { SecretBox } from './secret-box.js';
+import type { SecretBox } from './secret-box.js';
 import { webhookMessages } from './webhook.messages.js';
-import { WebhookRepository } from './webhook.repository.js';
 import {
   Delivery,
   DeliveryListQuery,
@@ -19,13 +15,12 @@ import {
   WebhookUpdate,
   WebhookWithSecret,
 } from './webhook.schemas.js';
-import { MAX_SUBSCRIPTIONS, readableFamilies, type WebhookCaller, WebhookService } from './webhook.service.js';
-import { deliverWebhooks } from './webhook-delivery.js';
-import { WebhookMetrics } from './webhook-metrics.js';
+import { MAX_SUBSCRIPTIONS, readableFamilies, type WebhookCaller, type WebhookService } from './webhook.service.js';
 
 interface WebhookRoutesOptions {
-  database: Database;
-  config: Config;
+  webhooks: WebhookService;
+  /** What seals the secrets kept in answers for Idempotency-Key replays. */
+  secrets: SecretBox;
 }
 
 const read = { scope: 'webhooks:read', notFoundText: webhookMessages.webhookNotFound } as const;
@@ -46,21 +41,11 @@ function secretSealedAnswers(secrets: SecretBox): AnswerKeeping {
 }
 
 /**
- * SPEC §15: webhook subscriptions and their delivery log; and, on an instance that delivers
- * (FUNIL_WEBHOOKS_DELIVER), the dispatcher that turns the change feed into deliveries and the
- * worker that makes the attempts.
+ * SPEC §15: webhook subscriptions and their delivery log. Their delivery is a worker's
+ * (workers.ts), on an instance that delivers (FUNIL_WEBHOOKS_DELIVER).
  */
-export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (app, { database, config }) => {
-  const { db } = database;
-  const settings = config.webhooks;
-  const repository = new WebhookRepository();
-  const secrets = new SecretBox(db, settings.secretKey);
-  const queue = new AttemptQueue(database, config.databaseUrl, settings.deliver, app.log);
-  const service = new WebhookService(repository, queue, secrets, settings);
-  const metrics = new WebhookMetrics(app.metricsRegistry, db, repository);
+export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (app, { webhooks: service, secrets }) => {
   const showsSecret = { ...write, idempotentAnswer: secretSealedAnswers(secrets) };
-  if (settings.deliver) deliverWebhooks(app, { db, config, repository, queue, secrets, metrics });
-  app.addHook('onClose', () => queue.stop());
 
   const caller = (request: FastifyRequest): WebhookCaller => {
     const principal = principalOf(request);

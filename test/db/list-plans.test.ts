@@ -4,13 +4,12 @@ import { it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { CUSTOMER_SORT_KEYS, CustomerRepository } from '../../src/customers/customer.repository.js';
-import { CustomerService } from '../../src/customers/customer.service.js';
 import type { Db } from '../../src/db/database.js';
 import type { SortKey } from '../../src/db/keyset.js';
 import { leadFields } from '../../src/leads/lead.fields.js';
 import { LEAD_SORT_KEYS, leadStore } from '../../src/leads/lead.repository.js';
-import { LeadService } from '../../src/leads/lead.service.js';
 import { summaryGroups } from '../../src/leads/lead-summary.repository.js';
+import { buildRecordServices } from '../../src/services.js';
 import { newId } from '../../src/shared/ids.js';
 import { runFixture } from '../helpers/fixture-sql.js';
 import { RecordQueries } from '../helpers/record-queries.js';
@@ -123,13 +122,18 @@ describeEachBackend('list queries are answered in index order, without a sort (S
     await runFixture(ctx.db, [sql`analyze`]);
   });
 
+  /** The services as PostgreSQL runs them (no scan bound), and as a bound of `scanRows` makes them. */
+  const boundedTo = (scanRows: number | undefined) =>
+    buildRecordServices(ctx.db, { statuses: DEFAULT_LEAD_STATUSES, scanRows });
+  const unbounded = () => boundedTo(undefined);
+
   const lists = [
-    ['leads', LEAD_SORT_KEYS, (db: Db) => new LeadService(db, DEFAULT_LEAD_STATUSES)],
-    ['customers', CUSTOMER_SORT_KEYS, (db: Db) => new CustomerService(db)],
+    ['leads', LEAD_SORT_KEYS, () => unbounded().leads],
+    ['customers', CUSTOMER_SORT_KEYS, () => unbounded().customers],
   ] as const;
   for (const [resource, keys, serviceOn] of lists) {
     it(`lists ${resource} by every sort, both ways, first page and after a cursor, and a sync's walk from a time`, async () => {
-      const service = serviceOn(ctx.db);
+      const service = serviceOn();
       const recorded = recorder.on(ctx.db);
       // SPEC §6's sync walk: a bound on the sort's own time is a range of the sort's index.
       const bounds: Record<string, object> = {
@@ -196,7 +200,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       const recorded = recorder.on(ctx.db);
       searcher ??= await bigTenant();
       const page = { key: keys.createdAt as SortKey<never>, descending: true, limit: 10 };
-      const found = await serviceOn(ctx.db).list(recorded, searcher.tenant.id, { q: searcher.name }, page);
+      const found = await serviceOn().list(recorded, searcher.tenant.id, { q: searcher.name }, page);
       assert.deepEqual(
         found.items.map((item) => item.name),
         [searcher.name],
@@ -231,7 +235,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       const name = rows[0]?.name;
       assert.ok(name, 'a name among the statistics');
       const page = { key: keys.createdAt as SortKey<never>, descending: true, limit: 1 };
-      const found = await serviceOn(ctx.db).list(recorded, searcher.tenant.id, { q: name }, page);
+      const found = await serviceOn().list(recorded, searcher.tenant.id, { q: name }, page);
       assert.deepEqual(
         found.items.map((item) => item.name),
         [name],
@@ -251,12 +255,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
     const recorded = recorder.on(ctx.db);
     searcher ??= await bigTenant();
     const page = { key: LEAD_SORT_KEYS.createdAt as SortKey<never>, descending: true, limit: 10 };
-    const found = await new LeadService(ctx.db, DEFAULT_LEAD_STATUSES).list(
-      recorded,
-      searcher.tenant.id,
-      { q: 'example' },
-      page,
-    );
+    const found = await unbounded().leads.list(recorded, searcher.tenant.id, { q: 'example' }, page);
     assert.equal(found.items.length, 11, 'a page, and the row that says another exists');
     const plan = await planOf(ctx.db, recorder.last as CompiledQuery, []);
     const scans = flatten(plan).filter((node) => node['Index Name']);
@@ -269,8 +268,8 @@ describeEachBackend('list queries are answered in index order, without a sort (S
 
   // With a scan bound far below the tenant's rows, as the embedded database runs large tenants.
   const bounded = [
-    ['leads', LEAD_SORT_KEYS, (db: Db) => new LeadService(db, DEFAULT_LEAD_STATUSES, { scanRows: 1_000 })],
-    ['customers', CUSTOMER_SORT_KEYS, (db: Db) => new CustomerService(db, 1_000)],
+    ['leads', LEAD_SORT_KEYS, () => boundedTo(1_000).leads],
+    ['customers', CUSTOMER_SORT_KEYS, () => boundedTo(1_000).customers],
   ] as const;
   for (const [resource, keys, serviceOn] of bounded) {
     it(`filters ${resource} by custom fields through the GIN index that starts with the tenant (SPEC §16)`, async () => {
@@ -292,7 +291,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
       ]);
       const page = { key: keys.createdAt as SortKey<never>, descending: true, limit: 10 };
       for (const value of ['rare', 'common']) {
-        await serviceOn(ctx.db).list(recorded, big.id, { custom: [['campaign', value]] }, page);
+        await serviceOn().list(recorded, big.id, { custom: [['campaign', value]] }, page);
         const plan = await planOf(ctx.db, recorder.last as CompiledQuery, []);
         const nodes = flatten(plan);
         assert.ok(

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { LeadService } from '../../src/leads/lead.service.js';
+import type { LeadService } from '../../src/leads/lead.service.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
@@ -25,7 +24,7 @@ describeEachBackend('the change feed in commit order (SPEC §14)', (ctx) => {
 
   it('setup', async () => {
     tenant = await ctx.tenant('Feed order');
-    leads = new LeadService(ctx.db, DEFAULT_LEAD_STATUSES);
+    leads = ctx.services().leads;
   });
 
   const actor = () => ({ tenantId: tenant.id, tokenId: tenant.tokenId });

@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { LeadService } from '../../src/leads/lead.service.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -424,7 +422,7 @@ describeEachBackend('custom values on records (SPEC §16)', (ctx) => {
     const tenant = await ctx.tenant();
     await define(ctx, tenant, fieldBody('legacy'));
     // Another instance: a service with its own copy of the definitions, read before the delete.
-    const elsewhere = new LeadService(ctx.db, DEFAULT_LEAD_STATUSES);
+    const elsewhere = ctx.services().leads;
     const actor = { tenantId: tenant.id, tokenId: tenant.tokenId, requestId: 'r' };
     const warm = await elsewhere.create(ctx.db, actor, {
       name: 'Warm',

@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Database, Db } from '../../src/db/database.js';
+import { buildServices, type Services } from '../../src/services.js';
 import { ContractChecker } from './contract.js';
 import { BACKENDS, type Backend, createTestDatabase, skipUnless, type TestDatabase } from './test-database.js';
 
@@ -99,6 +100,14 @@ export class TestContext {
   async stop(): Promise<void> {
     await this.#app?.close();
     await this.#testDatabase?.destroy();
+  }
+
+  /**
+   * The app's services built afresh on this context's database, as another instance would have
+   * them (their own caches), with the test settings and `env`.
+   */
+  services(env: Record<string, string> = {}): Services {
+    return buildServices({ database: this.database, config: testConfig(env), logger: pino({ level: 'silent' }) });
   }
 
   async tenant(name = 'Tenant'): Promise<TestTenant> {

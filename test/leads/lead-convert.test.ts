@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 let sequence = 0;
@@ -172,6 +173,8 @@ describeEachBackend('lead conversion (SPEC §13)', (ctx) => {
       if (remove === 'erase') continue; // the lead, with the same e-mail, is erased too
       const read = await ctx.request('GET', `${API}/leads/${lead._id}`, { token: tenant.token });
       assert.equal(read.body.customerId, null, 'no link to a customer that is gone');
+      // On PostgreSQL, a transaction open anywhere (another suite's) holds the newest events back a moment.
+      await feedSettled(ctx.db, tenant.id);
       const events = await ctx.request('GET', `${API}/events`, {
         token: tenant.token,
         query: { objectId: lead._id, limit: '1000' },

@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { SCOPES } from '../../src/auth/scopes.js';
-import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { EventRepository } from '../../src/events/event.repository.js';
 import { pruneOld } from '../../src/events/event-retention.js';
-import { LeadService } from '../../src/leads/lead.service.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -269,7 +267,7 @@ describeEachBackend(
       const tenant = await ctx.tenant();
       const lead = (await call(tenant, 'POST', '/leads', { name: 'Ana', email: 'ana@example.com' })).body;
       await call(tenant, 'PUT', `/leads/${lead._id}`, { email: 'bia@example.com' });
-      const service = new LeadService(ctx.db, DEFAULT_LEAD_STATUSES);
+      const service = ctx.services().leads;
       const actor = { tenantId: tenant.id, tokenId: tenant.tokenId, requestId: 'r' };
       let redacted = false;
       const erased = await service.erase(ctx.db, actor, lead._id, 'ana@example.com', async () => {

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { CustomerService } from '../../src/customers/customer.service.js';
-import { LeadService } from '../../src/leads/lead.service.js';
 import { ApiError } from '../../src/shared/errors.js';
 import { describeEachBackend } from '../helpers/test-app.js';
 
@@ -10,8 +7,8 @@ const withCode = (code: string) => (error: unknown) => error instanceof ApiError
 
 describeEachBackend('the write path of the services, driven without HTTP (src/records/record.service.ts)', (ctx) => {
   it('writes on the transaction it is given: a lead and a customer roll back together', async () => {
-    const leads = new LeadService(ctx.db, DEFAULT_LEAD_STATUSES);
-    const customers = new CustomerService(ctx.db);
+    const leads = ctx.services().leads;
+    const customers = ctx.services().customers;
     const tenant = await ctx.tenant('Rollback');
     const actor = { tenantId: tenant.id, tokenId: tenant.tokenId };
     const made = await ctx.db
@@ -30,7 +27,7 @@ describeEachBackend('the write path of the services, driven without HTTP (src/re
   });
 
   it('refuses a status outside the list, whoever calls (SPEC §3), and changes nothing', async () => {
-    const leads = new LeadService(ctx.db, DEFAULT_LEAD_STATUSES);
+    const leads = ctx.services().leads;
     const tenant = await ctx.tenant('Statuses');
     const actor = { tenantId: tenant.id, tokenId: tenant.tokenId };
     const lead = await leads.create(ctx.db, actor, { name: 'Bia', phone: '+55 11 5555-0000' });
@@ -48,7 +45,7 @@ describeEachBackend('the write path of the services, driven without HTTP (src/re
   });
 
   it("confines every call to the caller's tenant: another tenant's id is a 404", async () => {
-    const customers = new CustomerService(ctx.db);
+    const customers = ctx.services().customers;
     const owner = await ctx.tenant('Owner');
     const other = await ctx.tenant('Other');
     const customer = await customers.create(

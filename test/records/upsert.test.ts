@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { CustomerService } from '../../src/customers/customer.service.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 let sequence = 0;
@@ -136,7 +135,7 @@ describeEachBackend('upsert on POST /leads and /customers (SPEC §13)', (ctx) =>
   });
 
   it('stamps a create with the time of its statement, not of its transaction', async () => {
-    const customers = new CustomerService(ctx.db);
+    const customers = ctx.services().customers;
     const stamps = await ctx.db.transaction().execute(async (trx) => {
       const began = (await sql<{ t: Date }>`select now() as t`.execute(trx)).rows[0]?.t as Date;
       await sql`select pg_sleep(0.05)`.execute(trx);
@@ -191,7 +190,7 @@ describeEachBackend('upsert on POST /leads and /customers (SPEC §13)', (ctx) =>
     // Only PostgreSQL runs two transactions at once; PGlite's one connection serialises them.
     if (ctx.backend !== 'postgres') return;
     const externalId = unique('held');
-    const customers = new CustomerService(ctx.db);
+    const customers = ctx.services().customers;
     let commit!: () => void;
     const held = new Promise<void>((resolve) => {
       commit = resolve;

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from './config.js';
+import { EventRepository } from './events/event.repository.js';
+import { pruneEventsPeriodically } from './events/event-retention.js';
+import type { Services } from './services.js';
+import { deliverWebhooks } from './webhooks/webhook-delivery.js';
+import { WebhookMetrics } from './webhooks/webhook-metrics.js';
+
+interface WorkersOptions {
+  services: Services;
+  config: Config;
+}
+
+/** How often the answers kept for Idempotency-Key replays past their 24 hours are removed. */
+const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
+
+/**
+ * Every background job of an instance, started when the app is ready and stopped when it closes
+ * (before the database, which the app closes last): the events' retention (with the webhook
+ * deliveries made from them), the removal of a deleted custom field's values, the purge of kept
+ * Idempotency-Key answers, and, on an instance that delivers (FUNIL_WEBHOOKS_DELIVER), the webhook
+ * dispatcher and worker. A plugin of its own, so that its hooks close before the root's.
+ */
+export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { services, config }) => {
+  const { db, webhookRepository, attemptQueue, secrets, events, fieldValueRemoval, idempotency } = services;
+  const metrics = new WebhookMetrics(app.metricsRegistry, db, webhookRepository);
+  if (config.webhooks.deliver) {
+    deliverWebhooks(app, {
+      db,
+      config,
+      repository: webhookRepository,
+      queue: attemptQueue,
+      secrets,
+      metrics,
+      render: (tenantId, row) => events.render(tenantId, row),
+    });
+  }
+
+  let stopRetention: (() => Promise<void>) | undefined;
+  let purge: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    stopRetention = pruneEventsPeriodically(new EventRepository(db), config.eventRetentionDays, app.log, (cutoff) =>
+      webhookRepository.pruneAll(db, cutoff),
+    );
+    fieldValueRemoval
+      .resumeAll()
+      .catch((error: unknown) => app.log.error({ err: error }, 'custom field values: resume failed'));
+    purge = setInterval(() => {
+      idempotency.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
+    }, IDEMPOTENCY_PURGE_MS);
+    purge.unref();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(purge);
+    await Promise.all([stopRetention?.(), fieldValueRemoval.stop(), attemptQueue.stop()]);
+  });
+};
