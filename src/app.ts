@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireAdminToken } from './admin/admin-auth.plugin.js';
+import { ADMIN_DOCUMENT, ADMIN_PREFIX, EXTERNAL_DOCUMENT, EXTERNAL_PREFIX } from './api-documents.js';
 import { keepPresentedTokens } from './auth/presented-token.js';
 import { tokenRoutes } from './auth/token.routes.js';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
@@ -13,7 +14,6 @@ import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { eventRoutes } from './events/event.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
-import { ADMIN_DOCUMENT, ADMIN_PREFIX, EXTERNAL_DOCUMENT, EXTERNAL_PREFIX } from './http/api-documents.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { CursorCodec } from './http/cursor.js';
@@ -31,12 +31,12 @@ import { installJsonParser, installRequestHooks } from './http/request-hooks.js'
 import { requestIdOf } from './http/request-id.js';
 import { TenantLines } from './http/tenant-lines.js';
 import { defaultRequestConcurrency, defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
-import { buildValidatorCompiler } from './http/validation.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
 import { personalDataRoutes } from './privacy/personal-data.routes.js';
 import { buildServices } from './services.js';
+import { buildValidatorCompiler } from './shared/validation.js';
 import { webhookRoutes } from './webhooks/webhook.routes.js';
 import { workers } from './workers.js';
 

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB, MAX_EMBEDDED_SHARED_BUFFERS_MB } from './db/pglite-settings.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './db/timeouts.js';
+import type { WebhookSettings } from './webhooks/webhook-settings.js';
 
 export const DEFAULT_LEAD_STATUSES = [
   'new',
@@ -72,19 +73,6 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Browser origins allowed to call the external API (CORS); `['*']` for any; empty: no CORS at all. */
   readonly corsOrigins: readonly string[];
-}
-
-export interface WebhookSettings {
-  /** Whether this instance delivers (dispatches events and makes attempts); every instance serves the API. */
-  readonly deliver: boolean;
-  /** Targets may be plain `http://` (development and tests only). */
-  readonly allowHttp: boolean;
-  /** Targets may resolve to private, loopback and link-local addresses (development and tests only). */
-  readonly allowPrivate: boolean;
-  /** The pause before each retry, in seconds (SPEC §15: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
-  readonly retryDelaysSec: readonly number[];
-  /** The key that encrypts subscription secrets at rest (32 bytes, base64); unset: one kept in the database. */
-  readonly secretKey: Buffer | undefined;
 }
 
 /** SPEC §15's retry schedule, in seconds. */

@@ -27,7 +27,8 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
   if (config.webhooks.deliver) {
     deliverWebhooks(app, {
       db,
-      config,
+      settings: config.webhooks,
+      retentionDays: config.eventRetentionDays,
       repository: webhookRepository,
       queue: attemptQueue,
       secrets,

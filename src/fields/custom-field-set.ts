@@ -1,6 +1,6 @@
-import { phraseOfErrors } from '../http/validation.js';
 import { ApiError, type FieldIssue, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, type Text } from '../shared/messages.js';
+import { phraseOfErrors } from '../shared/validation.js';
 import { customFieldPhrases } from './custom-field.messages.js';
 import {
   CHOICE_TYPES,

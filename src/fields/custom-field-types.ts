@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { bodyValidator } from '../http/validation.js';
+import { bodyValidator } from '../shared/validation.js';
 
 /** SPEC §16: the types of a custom field. */
 export const CUSTOM_FIELD_TYPES = [

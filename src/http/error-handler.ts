@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
 import { ApiError, serviceUnavailable, unstorableText, validationFailed } from '../shared/errors.js';
 import { languageOf, messages, type Text } from '../shared/messages.js';
-import { toFieldIssues } from './validation.js';
+import { toFieldIssues } from '../shared/validation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

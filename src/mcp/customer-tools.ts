@@ -8,12 +8,12 @@ import {
   UpdateCustomer,
 } from '../customers/customer.schemas.js';
 import type { CursorCodec } from '../http/cursor.js';
-import type { Services } from '../services.js';
+import type { McpServices } from './mcp-services.js';
 import { type McpTool, quoted } from './mcp-tool.js';
 import { recordTools } from './record-tools.js';
 
 /** The four customer tools of SPEC §19, over the service the REST customer routes call. */
-export function customerTools(services: Services, cursors: CursorCodec): McpTool[] {
+export function customerTools(services: McpServices, cursors: CursorCodec): McpTool[] {
   const { customers } = services;
   return recordTools({
     noun: 'customer',

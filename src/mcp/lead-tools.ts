@@ -15,8 +15,8 @@ import {
   LeadSummaryQuery,
   MAX_SUMMARY_DAYS,
 } from '../leads/lead-summary.schemas.js';
-import type { Services } from '../services.js';
 import { notFound } from '../shared/errors.js';
+import type { McpServices } from './mcp-services.js';
 import { defineTool, IfMatchArgument, ifMatchOf, type McpTool, NextCursor, quoted, reworded } from './mcp-tool.js';
 import { answerOf, recordAnswer, recordTools, SEARCH_PAGE } from './record-tools.js';
 
@@ -24,7 +24,7 @@ import { answerOf, recordAnswer, recordTools, SEARCH_PAGE } from './record-tools
 const HISTORY_MAX = 100;
 
 /** The eight lead tools of SPEC §19, over the services the REST lead routes call. */
-export function leadTools(services: Services, cursors: CursorCodec): McpTool[] {
+export function leadTools(services: McpServices, cursors: CursorCodec): McpTool[] {
   const { leads, leadStatuses: statuses, leadSchemas: schemas } = services;
   const statusList = quoted(statuses);
   const sorts = LEAD_SORT_FIELDS.join(', ');

@@ -7,11 +7,11 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CursorCodec } from '../http/cursor.js';
 import { sendApiError } from '../http/error-handler.js';
-import type { Services } from '../services.js';
 import { customerTools } from './customer-tools.js';
 import { failure, type JsonRpcId, type OwnAnswer, type StrayArguments, sendOwn } from './json-rpc.js';
 import { leadTools } from './lead-tools.js';
 import { instructionsFor, mcpServerFor } from './mcp-server.js';
+import type { McpServices } from './mcp-services.js';
 import { McpToolbox } from './mcp-toolbox.js';
 
 /** The request headers the SDK's transports read (2026-07-28 adds the last two); no other reaches them. */
@@ -29,7 +29,7 @@ export type McpEndpoint = (
  * `mcp.routes.ts` loads this module on the first MCP request, so a server that is never asked
  * over MCP does not carry the SDK (about 10 MB of a process's memory).
  */
-export function mcpEndpoint(services: Services, cursors: CursorCodec): McpEndpoint {
+export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEndpoint {
   const toolbox = new McpToolbox(
     [...leadTools(services, cursors), ...customerTools(services, cursors)],
     services.idempotency,

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import { ANY_TOKEN } from '../auth/scopes.js';
 import type { CursorCodec } from '../http/cursor.js';
-import type { Services } from '../services.js';
 import { forbidden } from '../shared/errors.js';
 import { failure, methodOf, preflight, sendOwn } from './json-rpc.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
+import type { McpServices } from './mcp-services.js';
 
 interface McpRoutesOptions {
-  services: Services;
+  services: McpServices;
   cursors: CursorCodec;
   /** The browser origins allowed to call the API (FUNIL_CORS_ORIGINS); `*`: any. */
   origins: readonly string[];

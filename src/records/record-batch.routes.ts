@@ -5,9 +5,9 @@ import type { Db } from '../db/database.js';
 import { actorOf } from '../http/authenticate.js';
 import { errorBody, schemaError } from '../http/error-handler.js';
 import { answer, ErrorBody, errorResponses } from '../http/schemas.js';
-import { buildValidatorCompiler } from '../http/validation.js';
 import { ApiError } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
+import { buildValidatorCompiler } from '../shared/validation.js';
 import type { Actor, Upserted, UpsertKey } from './record.service.js';
 import { UpsertQuery } from './upsert-query.js';
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { EventRow } from '../events/event.repository.js';
 import type { ApiEvent } from '../events/event.service.js';
@@ -8,11 +7,14 @@ import type { SecretBox } from './secret-box.js';
 import type { WebhookRepository } from './webhook.repository.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
+import type { WebhookSettings } from './webhook-settings.js';
 import { WebhookWorker } from './webhook-worker.js';
 
 interface DeliveryParts {
   db: Db;
-  config: Config;
+  settings: WebhookSettings;
+  /** FUNIL_EVENT_RETENTION_DAYS: no delivery is made of an event older than that. */
+  retentionDays: number;
   repository: WebhookRepository;
   queue: AttemptQueue;
   secrets: SecretBox;
@@ -33,9 +35,9 @@ const IDLE_CHECK_MS = 1_000;
  * (later, if the database is away).
  */
 export function deliverWebhooks(app: FastifyInstance, parts: DeliveryParts): void {
-  const { db, config, repository, queue } = parts;
-  const dispatcher = new WebhookDispatcher(db, repository, queue, parts.render, config.eventRetentionDays, app.log);
-  const worker = new WebhookWorker(db, repository, queue, parts.secrets, config.webhooks, parts.metrics);
+  const { db, repository, queue } = parts;
+  const dispatcher = new WebhookDispatcher(db, repository, queue, parts.render, parts.retentionDays, app.log);
+  const worker = new WebhookWorker(db, repository, queue, parts.secrets, parts.settings, parts.metrics);
   let idle: NodeJS.Timeout | undefined;
   let closed = false;
   const startWhenNeeded = async () => {

@@ -1,4 +1,3 @@
-import type { WebhookSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import type { AttemptQueue } from './attempt-queue.js';
@@ -8,6 +7,7 @@ import type { AttemptClaim, ClaimedDelivery, WebhookRepository } from './webhook
 import { webhookEntry } from './webhook-entries.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender.js';
+import type { WebhookSettings } from './webhook-settings.js';
 
 /** SPEC §15: an attempt succeeds with a 2xx within 10 s. */
 const ATTEMPT_TIMEOUT_MS = 10_000;

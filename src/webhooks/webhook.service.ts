@@ -1,5 +1,4 @@
 import { authMessages } from '../auth/auth.messages.js';
-import type { WebhookSettings } from '../config.js';
 import type { EventFamily } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
@@ -18,6 +17,7 @@ import type {
 } from './webhook.repository.js';
 import type { Delivery, Webhook, WebhookCreate, WebhookUpdate } from './webhook.schemas.js';
 import { webhookEntry } from './webhook-entries.js';
+import type { WebhookSettings } from './webhook-settings.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import { TargetLookupUnavailable, targetProblem } from './webhook-target.js';
 

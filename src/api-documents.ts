@@ -1,4 +1,4 @@
-import { mcpGuide } from '../mcp/mcp-guide.js';
+import { mcpGuide } from './mcp/mcp-guide.js';
 
 export const EXTERNAL_PREFIX = '/api/external/v1';
 export const ADMIN_PREFIX = '/api/admin/v1';

@@ -4,9 +4,9 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import addKeywords from 'ajv-keywords';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldIssue } from '../shared/errors.js';
-import { isUuid } from '../shared/ids.js';
-import { fieldMessage, fieldMessages, type Text } from '../shared/messages.js';
+import type { FieldIssue } from './errors.js';
+import { isUuid } from './ids.js';
+import { fieldMessage, fieldMessages, type Text } from './messages.js';
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 

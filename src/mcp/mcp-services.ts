@@ -1,0 +1,19 @@
+import type { CustomerService } from '../customers/customer.service.js';
+import type { EventSchemas } from '../events/event.schemas.js';
+import type { EventService } from '../events/event.service.js';
+import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
+import type { LeadSchemas } from '../leads/lead.schemas.js';
+import type { LeadService } from '../leads/lead.service.js';
+
+/** What the MCP tools call: the same services as the REST routes (the composition root's). */
+export interface McpServices {
+  readonly leads: LeadService;
+  readonly customers: CustomerService;
+  readonly events: EventService;
+  /** FUNIL_LEAD_STATUSES, in pipeline order. */
+  readonly leadStatuses: readonly string[];
+  readonly leadSchemas: LeadSchemas;
+  readonly eventSchemas: EventSchemas;
+  /** The REST API's Idempotency-Key records: a key is spent once, whichever way it came. */
+  readonly idempotency: IdempotencyRepository;
+}
