@@ -45,6 +45,7 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   const schemas = leadSchemas(statuses, fields);
   const events = new EventService({ lead: fields, customer: customerFields });
   const fieldValueRemoval = new CustomValueRemoval(db, logger);
+  const idempotency = new IdempotencyRepository(db);
   const webhookRepository = new WebhookRepository();
   const secrets = new SecretBox(db, config.webhooks.secretKey);
   const attemptQueue = new AttemptQueue(database, config.databaseUrl, config.webhooks.deliver, logger);
@@ -72,8 +73,8 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
       Math.min(REMOVAL_WAIT_MS, config.requestTimeoutMs / 2),
     ),
     fieldValueRemoval,
-    personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository()),
-    idempotency: new IdempotencyRepository(db),
+    personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository(), idempotency),
+    idempotency,
     webhookRepository,
     secrets,
     attemptQueue,

@@ -128,6 +128,19 @@ export class IdempotencyRepository {
     return Number(result.numDeletedRows);
   }
 
+  /**
+   * Forgets the tenant's kept answers that show any of `texts` (a record's id, an e-mail): a
+   * replay would show a person erased since (SPEC §17).
+   */
+  async forgetShowing(handle: Db, tenantId: string, texts: readonly string[]): Promise<void> {
+    await sql`
+      delete from idempotency_keys
+      where tenant_id = ${tenantId}
+        and exists (select 1 from unnest(${texts}::text[]) as text where strpos(response_body, text) > 0)`.execute(
+      handle,
+    );
+  }
+
   async #deleteIfExpired(handle: Db, owner: KeyOwner): Promise<void> {
     await handle
       .deleteFrom('idempotencyKeys')

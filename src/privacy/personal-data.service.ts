@@ -3,9 +3,12 @@ import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import type { EventRow } from '../events/event.repository.js';
 import type { ApiEvent, EventService } from '../events/event.service.js';
+import { eventErasure, type Histories } from '../events/event-erasure.js';
+import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { LeadObject, LeadService } from '../leads/lead.service.js';
 import type { Actor } from '../records/record.service.js';
-import type { Histories, PersonalDataRepository } from './personal-data.repository.js';
+import { webhookErasure } from '../webhooks/webhook-erasure.js';
+import type { PersonalDataRepository } from './personal-data.repository.js';
 
 /** How many times an erasure looks again for records with the e-mail (one may take it meanwhile). */
 const ERASURE_ROUNDS = 3;
@@ -45,6 +48,7 @@ export class PersonalDataService {
     private readonly customers: CustomerService,
     private readonly events: EventService,
     private readonly repository: PersonalDataRepository,
+    private readonly answers: IdempotencyRepository,
   ) {}
 
   /** Both run on `handle`, the request's. `more`: events follow the page's last. */
@@ -59,13 +63,13 @@ export class PersonalDataService {
     const [leadIds, customerIds, former] = await Promise.all([
       repository.recordIds(handle, tenantId, 'leads', email),
       repository.recordIds(handle, tenantId, 'customers', email),
-      repository.formerHolders(handle, tenantId, email),
+      eventErasure.formerHolders(handle, tenantId, email),
     ]);
     const histories = { whole: [...leadIds, ...customerIds, ...former.whole], mentioning: former.mentioning };
     const [leads, customers, events] = await Promise.all([
       Promise.all(leadIds.map((id) => this.leads.lookup(handle, tenantId, id))),
       Promise.all(customerIds.map((id) => this.customers.lookup(handle, tenantId, id))),
-      repository.events(handle, tenantId, histories, email, { after, limit: page.limit + 1 }),
+      eventErasure.events(handle, tenantId, histories, email, { after, limit: page.limit + 1 }),
     ]);
     const data = {
       email,
@@ -102,7 +106,7 @@ export class PersonalDataService {
       }
       if (found === 0) break;
     }
-    const former = await repository.formerHolders(handle, tenantId, email);
+    const former = await eventErasure.formerHolders(handle, tenantId, email);
     erasure.events += await inTransaction(handle, (trx) => this.#redact(trx, tenantId, former, email));
     return erasure;
   }
@@ -112,11 +116,11 @@ export class PersonalDataService {
    * show them; answers how many events. Webhook dispatch of the tenant waits meanwhile.
    */
   async #redact(trx: Db, tenantId: string, histories: Histories, email: string): Promise<number> {
-    await this.repository.holdDispatch(trx, tenantId);
-    const redacted = await this.repository.redactEvents(trx, tenantId, histories, email);
-    await this.repository.redactDeliveries(trx, tenantId, this.#payloads(tenantId, redacted));
-    await this.repository.redactDeliveriesOf(trx, tenantId, histories.whole);
-    await this.repository.forgetAnswers(trx, tenantId, [...histories.whole, email]);
+    await webhookErasure.holdDispatch(trx, tenantId);
+    const redacted = await eventErasure.redact(trx, tenantId, histories, email);
+    await webhookErasure.redactPayloads(trx, tenantId, this.#payloads(tenantId, redacted));
+    await webhookErasure.redactAbout(trx, tenantId, histories.whole);
+    await this.answers.forgetShowing(trx, tenantId, [...histories.whole, email]);
     return redacted.length;
   }
 
