@@ -17,8 +17,8 @@ import pino from 'pino';
 import { DEFAULT_LEAD_STATUSES } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { defaultListScanRows } from '../src/db/scan-window.js';
 import { LEAD_SORT_KEYS, type LeadFilters, type LeadSortField } from '../src/leads/lead.repository.js';
+import { defaultListScanRows } from '../src/records/scan-window.js';
 import { buildRecordServices } from '../src/services.js';
 import { createTenant, median, seedLeads } from './bench-database.js';
 

@@ -9,7 +9,7 @@
 const LEAD_COLUMNS =
   '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "customer_id", "custom", "created_by", "created_at", "updated_at", "version"';
 
-/** The event a write adds in its own statement (SPEC §14): see src/db/change-events.ts. */
+/** The event a write adds in its own statement (SPEC §14): see src/events/change-events.ts. */
 const EVENT_INSERT =
   'insert into "events" ("tenant_id", "type", "object_id", "token_id", "request_id", "object", "previous")';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { bearerOf, hashToken, looksLikeToken } from '../auth/token-secret.js';
+import { bearerOf, hashToken, looksLikeToken } from './token-secret.js';
 
 export interface PresentedToken {
   /** The bearer credential as sent; undefined without a `Bearer` Authorization header. */

@@ -1,8 +1,8 @@
-import type { EventFamily } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
-import type { StoredRow } from '../db/record-store.js';
+import type { StoredRow } from '../records/record-store.js';
 import { ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
+import type { EventFamily } from './change-events.js';
 import { eventMessages } from './event.messages.js';
 import { EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
 

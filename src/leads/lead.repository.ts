@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { SortKey } from '../db/keyset.js';
-import { RecordStore } from '../db/record-store.js';
+import { RecordStore } from '../records/record-store.js';
 import { RECORD_FILTERS, RECORD_SORT_KEYS, SEARCH_COLUMNS } from '../records/sort-keys.js';
 import type { LeadFields } from './lead.fields.js';
 import type { LeadListItem } from './lead.schemas.js';

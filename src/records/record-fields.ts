@@ -1,10 +1,10 @@
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
 import { sqlNameOf } from '../db/column-names.js';
-import type { StoredRow } from '../db/record-store.js';
 import { timestampText, toIso } from '../db/timestamp-text.js';
 import { pickWritable } from '../shared/fields.js';
 import { compileRowMapper } from '../shared/row-mapper.js';
 import { IgnoredOnWrite } from '../shared/schemas.js';
+import type { StoredRow } from './record-store.js';
 
 /**
  * One field of a resource, declared once: its schema in the full object, in a body (when a client

@@ -1,4 +1,3 @@
-import type { Change } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
 import {
   checkViolationColumn,
@@ -9,8 +8,8 @@ import {
 } from '../db/errors.js';
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
-import type { RecordStore, StoredRow, WriteOptions } from '../db/record-store.js';
 import { inSavepoint, inTransaction, lockKey, lockKeys, retryingTransient } from '../db/transaction.js';
+import type { Change } from '../events/change-events.js';
 import { customFieldPhrases } from '../fields/custom-field.messages.js';
 import type { ResourceCustomFields } from '../fields/custom-field-catalog.js';
 import { type CustomFieldSet, CustomValuesRefused } from '../fields/custom-field-set.js';
@@ -24,6 +23,7 @@ import {
 } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
 import type { CreateInput, FieldTable, RecordObject, recordFields, UpdateInput } from './record-fields.js';
+import type { RecordStore, StoredRow, WriteOptions } from './record-store.js';
 
 /** A field unique per tenant (SPEC §4, §13), and what a clash on it answers. */
 export interface UniqueField {

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import type { EventFamily } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
+import type { EventFamily } from '../events/change-events.js';
 import { EventRepository, type EventRow } from '../events/event.repository.js';
 import { type ApiEvent, EVENT_TYPES } from '../events/event.service.js';
 import { type AttemptQueue, settledWithin } from './attempt-queue.js';

@@ -1,7 +1,7 @@
 import { authMessages } from '../auth/auth.messages.js';
-import type { EventFamily } from '../db/change-events.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
+import type { EventFamily } from '../events/change-events.js';
 import { EVENT_TYPES } from '../events/event.service.js';
 import { conflict, forbidden, notFound, serviceUnavailable, validationFailed } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';

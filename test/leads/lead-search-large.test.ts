@@ -11,7 +11,7 @@ const OLDTIMERS = 30;
 
 /**
  * A search of a tenant larger than a few pages: on PostgreSQL it reads the first rows in the page's
- * order, then asks the trigram index for the rest (src/db/search-page.ts). Each step must hand over
+ * order, then asks the trigram index for the rest (src/records/search-page.ts). Each step must hand over
  * to the next without losing or repeating a match, whichever of them answers a page.
  */
 describeEachBackend('q on a tenant of thousands of leads (SPEC §6)', (ctx) => {

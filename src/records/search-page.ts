@@ -1,6 +1,6 @@
 import type { RawBuilder } from 'kysely';
-import type { Db } from './database.js';
-import { type KeysetPage, keysetCondition, keysetPage, rowsAsNamed } from './keyset.js';
+import type { Db } from '../db/database.js';
+import { type KeysetPage, keysetCondition, keysetPage, rowsAsNamed } from '../db/keyset.js';
 import type { AnyQuery, Condition, ListRows } from './scan-window.js';
 
 /** The fewest and the most rows the first step reads: 1,000 cost PostgreSQL about 2 ms, 20,000 about 40. */

@@ -11,17 +11,23 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
+import { sqlNameOf } from '../db/column-names.js';
+import type { Db } from '../db/database.js';
+import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from '../db/keyset.js';
+import { containsPattern } from '../db/like-pattern.js';
+import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from '../db/precondition.js';
+import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
+import { SEARCH_SEPARATOR, searchText } from '../db/search-text.js';
+import {
+  type Change,
+  type ChangeParams,
+  changeEvents,
+  EVENT_COLUMNS,
+  type EventFamily,
+} from '../events/change-events.js';
 import { newId } from '../shared/ids.js';
-import { type Change, type ChangeParams, changeEvents, EVENT_COLUMNS, type EventFamily } from './change-events.js';
-import { sqlNameOf } from './column-names.js';
-import type { Db } from './database.js';
-import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from './keyset.js';
-import { containsPattern } from './like-pattern.js';
-import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from './precondition.js';
-import { PreparedByShape, PreparedQuery } from './prepared-query.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 import { SEARCH_WALK_THRESHOLD, searchPage } from './search-page.js';
-import { SEARCH_SEPARATOR, searchText } from './search-text.js';
 
 /** A row as a read or a write returns it: its columns by (camelCase) name, the id and the version among them. */
 export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: string; readonly version: number };

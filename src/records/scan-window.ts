@@ -1,7 +1,7 @@
 import { type AliasableExpression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import type { Db } from './database.js';
-import { type KeysetPage, keysetPage, rowsAsNamed } from './keyset.js';
+import type { Db } from '../db/database.js';
+import { type KeysetPage, keysetPage, rowsAsNamed } from '../db/keyset.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: a store's table is named at run time, its columns are not Kysely's static types.
 export type AnyQuery = SelectQueryBuilder<any, any, any>;
