@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { StoredRow } from '../records/record-store.js';
-import { ApiError, forbidden, validationFailed } from '../shared/errors.js';
+import { cursorExpired, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import type { EventFamily } from './change-events.js';
 import { eventMessages } from './event.messages.js';
@@ -72,7 +72,7 @@ export class EventService {
     if (after === undefined) return undefined;
     const position = positionOf(after);
     const pruned = await new EventRepository(handle).prunedThrough();
-    if (pruned && notAfter(position, pruned)) throw new ApiError(410, 'cursor_expired', eventMessages.cursorExpired);
+    if (pruned && notAfter(position, pruned)) throw cursorExpired(eventMessages.cursorExpired);
     return position;
   }
 

@@ -159,8 +159,7 @@ export class CustomFieldSet {
 /** A 400 for custom values or filters that the tenant's definitions, as this instance knows them, refuse. */
 export class CustomValuesRefused extends ApiError {
   constructor(details: readonly FieldIssue[]) {
-    const refusal = validationFailed(details);
-    super(refusal.statusCode, refusal.code, refusal.text, refusal.details);
+    super(validationFailed(details));
   }
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { presentedToken } from '../auth/presented-token.js';
 import type { Scope, ScopeRule } from '../auth/scopes.js';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, unauthorized } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
 
 declare module 'fastify' {
@@ -66,7 +66,7 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
 function asChallenge(error: unknown, tokenSent: boolean): unknown {
   if (!(error instanceof ApiError) || error.statusCode !== 403) return error;
   const challenge = tokenSent ? 'Bearer error="invalid_token"' : 'Bearer';
-  return new ApiError(401, 'unauthorized', error.text, undefined, undefined, { 'www-authenticate': challenge });
+  return unauthorized(error.text, challenge);
 }
 
 /** The principal of an authenticated request; routes inside `requireBearerToken` always have one. */

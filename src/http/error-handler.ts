@@ -1,7 +1,16 @@
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
-import { ApiError, serviceUnavailable, unstorableText, validationFailed } from '../shared/errors.js';
+import {
+  ApiError,
+  internalError,
+  notFound,
+  payloadTooLarge,
+  serviceUnavailable,
+  unstorableText,
+  unsupportedMediaType,
+  validationFailed,
+} from '../shared/errors.js';
 import { languageOf, messages, type Text } from '../shared/messages.js';
 import { toFieldIssues } from '../shared/validation.js';
 
@@ -19,9 +28,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     logFailure(request, error, apiError);
     return sendApiError(apiError, request, reply);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendApiError(new ApiError(404, 'not_found', messages.routeNotFound), request, reply),
-  );
+  app.setNotFoundHandler((request, reply) => sendApiError(notFound(messages.routeNotFound), request, reply));
 }
 
 /** A line for an unexpected error, and for a database outage or a timeout; none for the rest. */
@@ -42,7 +49,7 @@ export function logFailure(request: FastifyRequest, error: unknown, apiError: Ap
  */
 export function renderFrameworkError(_error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id);
-  return sendApiError(new ApiError(404, 'not_found', messages.routeNotFound), request, reply);
+  return sendApiError(notFound(messages.routeNotFound), request, reply);
 }
 
 export function sendApiError(error: ApiError, request: FastifyRequest, reply: FastifyReply) {
@@ -91,12 +98,10 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
+      return payloadTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return error.statusCode === 415
-        ? new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType)
-        : validationFailed([], messages.invalidRequest);
+      return error.statusCode === 415 ? unsupportedMediaType() : validationFailed([], messages.invalidRequest);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return validationFailed([], messages.malformedJson);
@@ -114,7 +119,7 @@ export function apiErrorOf(error: unknown): ApiError {
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const { statusCode } = error as { statusCode?: unknown };
   if (statusCode === 400) return validationFailed([], messages.invalidRequest);
-  if (statusCode === 413) return new ApiError(413, 'payload_too_large', messages.payloadTooLarge);
-  if (statusCode === 415) return new ApiError(415, 'unsupported_media_type', messages.unsupportedMediaType);
-  return new ApiError(500, 'internal_error', messages.internalError);
+  if (statusCode === 413) return payloadTooLarge();
+  if (statusCode === 415) return unsupportedMediaType();
+  return internalError();
 }

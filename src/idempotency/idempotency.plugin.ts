@@ -8,7 +8,7 @@ import type {
 import { Type } from 'typebox';
 import { principalOf } from '../http/authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
-import { ApiError, validationFailed } from '../shared/errors.js';
+import { conflict, idempotencyKeyReused, validationFailed } from '../shared/errors.js';
 import { fieldMessage, messages } from '../shared/messages.js';
 import {
   type IdempotencyRepository,
@@ -95,11 +95,9 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
         request.idempotencyClaim = { ...owner, handlerRunning: false, outcomePending: false };
         return;
       case 'mismatch':
-        throw new ApiError(422, 'idempotency_key_reused', messages.idempotencyKeyReused);
+        throw idempotencyKeyReused(messages.idempotencyKeyReused);
       case 'in-progress':
-        throw new ApiError(409, 'conflict', messages.idempotencyInProgress, undefined, undefined, {
-          'retry-after': '1',
-        });
+        throw conflict(messages.idempotencyInProgress, { retryAfterSeconds: 1 });
       case 'replay': {
         const keeping = request.routeOptions.config.idempotentAnswer;
         const body = keeping ? await keeping.replay(claim.response.body) : claim.response.body;

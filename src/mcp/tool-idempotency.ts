@@ -5,7 +5,7 @@ import {
   type KeyOwner,
   requestFingerprint,
 } from '../idempotency/idempotency.repository.js';
-import { ApiError } from '../shared/errors.js';
+import { type ApiError, conflict, idempotencyKeyReused } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
 
 /** A tool call's outcome as the REST route would have answered it: its status, and its JSON. */
@@ -52,9 +52,9 @@ export class ToolIdempotency {
     const claim = await this.records.claim(handle, owner, requestFingerprint(`MCP ${call.tool}`, call.args));
     switch (claim.kind) {
       case 'mismatch':
-        return fail(new ApiError(422, 'idempotency_key_reused', messages.keyReused));
+        return fail(idempotencyKeyReused(messages.keyReused));
       case 'in-progress':
-        return fail(new ApiError(409, 'conflict', messages.inProgress));
+        return fail(conflict(messages.inProgress));
       case 'replay':
         return { status: claim.response.status, body: JSON.parse(claim.response.body), replayed: true };
       case 'claimed':

@@ -444,7 +444,7 @@ export class UniqueFieldClash extends ApiError {
     /** The id of the record that holds the value, read on a handle that can answer. */
     readonly holder: (handle: Db) => Promise<string | undefined>,
   ) {
-    super(409, 'conflict', unique.text, undefined, undefined, undefined, unique.readScope);
+    super({ statusCode: 409, code: 'conflict', text: unique.text, extraScope: unique.readScope });
   }
 }
 
@@ -452,7 +452,10 @@ export class UniqueFieldClash extends ApiError {
 export async function withHolderNamed(error: unknown, handle: Db): Promise<unknown> {
   if (!(error instanceof UniqueFieldClash)) return error;
   const existingId = await error.holder(handle);
-  return conflict(error.unique.text, existingId ? { existingId } : undefined, error.unique.readScope);
+  return conflict(error.unique.text, {
+    extra: existingId ? { existingId } : undefined,
+    readScope: error.unique.readScope,
+  });
 }
 
 /** An item's own failure as its SPEC §2 error; any other failure is rethrown, to fail the whole batch. */
