@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { ADMIN_API, ADMIN_TOKEN, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertForbidden } from '../http/assert-error.js';
 
@@ -15,7 +15,7 @@ const EVERY_ADMIN_ROUTE = (tenantId: string, tokenId: string) =>
 
 describeEachBackend('admin API authentication', (ctx) => {
   let tenant: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 
@@ -59,7 +59,7 @@ describeEachBackend(
   'admin API without FUNIL_ADMIN_TOKEN',
   (ctx) => {
     let tenant: TestTenant;
-    it('setup', async () => {
+    before(async () => {
       tenant = await ctx.tenant();
     });
 

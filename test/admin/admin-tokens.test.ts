@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend } from '../helpers/test-app.js';
 import { assertError, assertForbidden } from '../http/assert-error.js';
@@ -17,7 +17,7 @@ describeEachBackend('admin API: tokens', (ctx) => {
     ctx.request(method, `${ADMIN_API}${url}`, { token: ADMIN_TOKEN, body });
   const createToken = (body: unknown, tenant = tenantId) => admin('POST', `/tenants/${tenant}/tokens`, body);
 
-  it('setup', async () => {
+  before(async () => {
     tenantId = (await admin('POST', '/tenants', { name: 'Acme' })).body.id;
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
@@ -47,7 +47,7 @@ describeEachBackend('the scope matrix: every route, every scope (SPEC §5, §15)
   let operations: Operation[];
   const tokens = new Map<Scope, string>();
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     for (const scope of SCOPES) tokens.set(scope, (await ctx.token(tenant.id, [scope])).token);
     const document = await ctx.request('GET', `${API}/openapi.json`);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertForbidden } from '../http/assert-error.js';
 
@@ -21,7 +21,7 @@ describeEachBackend('scopes that reveal nothing (SPEC §5.6, §5.7)', (ctx) => {
   const stored = (id: string) =>
     ctx.db.selectFrom('leads').select(['name', 'phone']).where('id', '=', id).executeTakeFirstOrThrow();
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     writeOnly = (await ctx.token(tenant.id, ['leads:write'])).token;
     readWrite = (await ctx.token(tenant.id, ['leads:write', 'leads:read'])).token;

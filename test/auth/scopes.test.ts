@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertForbidden } from '../http/assert-error.js';
@@ -52,7 +52,7 @@ describeEachBackend('token scopes', (ctx) => {
   const allBut = new Map<Scope, string>();
   let emailSeq = 0;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     for (const scope of SCOPES) {
       only.set(scope, (await ctx.token(tenant.id, [scope])).token);

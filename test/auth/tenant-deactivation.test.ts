@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertForbidden } from '../http/assert-error.js';
 
@@ -15,7 +15,7 @@ describeEachBackend('tenant deactivation', (ctx) => {
   const setActive = (active: boolean) =>
     ctx.request('PUT', `${ADMIN_API}/tenants/${tenant.id}`, { token: ADMIN_TOKEN, body: { active } });
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('Deactivated');
     other = await ctx.tenant('Bystander');
     readOnlyToken = (await ctx.token(tenant.id, ['leads:read', 'customers:read'])).token;

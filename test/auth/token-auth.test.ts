@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertForbidden } from '../http/assert-error.js';
 
@@ -10,7 +10,7 @@ const UNKNOWN_TOKEN = `fnl_${'A'.repeat(43)}`;
 
 describeEachBackend('bearer token authentication', (ctx) => {
   let tenant: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 /** SPEC §8 on both resources: ETag on every single-object answer, If-Match honoured atomically. */
@@ -17,7 +17,7 @@ for (const resource of ['leads', 'customers'] as const) {
     };
     const read = (id: string) => ctx.request('GET', `${API}/${resource}/${id}`, { token: tenant.token });
 
-    it('setup', async () => {
+    before(async () => {
       tenant = await ctx.tenant();
       other = await ctx.tenant('Other');
     });

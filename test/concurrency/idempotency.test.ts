@@ -24,7 +24,7 @@ describeEachBackend('Idempotency-Key on POST (SPEC §7)', (ctx) => {
     return Number(row.n);
   };
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     other = await ctx.tenant('Other');
   });

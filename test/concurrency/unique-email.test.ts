@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 describeEachBackend('unique customer e-mail under concurrency (SPEC §4)', (ctx) => {
   let tenant: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

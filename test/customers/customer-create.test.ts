@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import {
   assertInvalidField,
@@ -14,7 +14,7 @@ import {
 describeEachBackend('POST /customers', (ctx) => {
   let tenant: TestTenant;
   let other: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('A');
     other = await ctx.tenant('B');
   });

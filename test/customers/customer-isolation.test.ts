@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import type { Customer } from '../../src/customers/customer.schemas.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertForbidden, assertNotFound, CUSTOMERS, createCustomer, UNKNOWN_ID } from './customer-fixtures.js';
@@ -8,7 +8,7 @@ describeEachBackend('customers: scopes and tenant isolation', (ctx) => {
   let tenantA: TestTenant;
   let tenantB: TestTenant;
   let customerA: Customer;
-  it('setup', async () => {
+  before(async () => {
     tenantA = await ctx.tenant('A');
     tenantB = await ctx.tenant('B');
     customerA = await createCustomer(ctx, tenantA.token, {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { newId } from '../../src/shared/ids.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import {
@@ -16,7 +16,7 @@ describeEachBackend('GET and DELETE /customers', (ctx) => {
   let tenant: TestTenant;
   /** A tenant with 101 customers, inserted directly, for the list limits. */
   let crowded: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('A');
     crowded = await ctx.tenant('Crowded');
     await ctx.db

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import type { Customer } from '../../src/customers/customer.schemas.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import {
@@ -16,7 +16,7 @@ import {
 describeEachBackend('PUT /customers/:id/status', (ctx) => {
   let tenant: TestTenant;
   let customer: Customer;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     customer = await createCustomer(ctx, tenant.token, { name: 'Ana Souza', phone: '123', value: 5.5, notes: 'n' });
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import {
   assertInvalidField,
@@ -15,7 +15,7 @@ import {
 
 describeEachBackend('PUT /customers/:id', (ctx) => {
   let tenant: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

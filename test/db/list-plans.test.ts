@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { CUSTOMER_SORT_KEYS, CustomerRepository } from '../../src/customers/customer.repository.js';
@@ -88,7 +88,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
   let tenant: TestTenant;
   const recorder = new RecordQueries();
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     const names = Array.from({ length: 50 }, (_, i) => `n${i}`);
     const common = { tenantId: tenant.id, status: 'active' };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { sql } from 'kysely';
 import { EventRepository } from '../../src/events/event.repository.js';
 import { pruneEventsPeriodically, pruneOld } from '../../src/events/event-retention.js';
@@ -14,7 +14,7 @@ const email = () => `events-${process.pid}-${++sequence}@example.com`;
 describeEachBackend('the change feed (SPEC §14)', (ctx) => {
   let tenant: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('Events');
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { LeadService } from '../../src/leads/lead.service.js';
@@ -22,7 +22,7 @@ describeEachBackend('the change feed in commit order (SPEC §14)', (ctx) => {
   let tenant: TestTenant;
   let leads: LeadService;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('Feed order');
     leads = ctx.services().leads;
   });

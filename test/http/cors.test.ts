@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { ADMIN_API, type Answer, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from './assert-error.js';
 
@@ -62,7 +62,7 @@ describeEachBackend(
   (ctx) => {
     let tenant: TestTenant;
 
-    it('setup', async () => {
+    before(async () => {
       tenant = await ctx.tenant();
     });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { ADMIN_API, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError } from './assert-error.js';
 
@@ -8,7 +8,7 @@ const ONE_MIB = 1024 * 1024;
 
 describeEachBackend('HTTP format and error answers', (ctx) => {
   let tenant: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

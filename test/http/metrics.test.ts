@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { ADMIN_TOKEN, API, describeEachBackend, type TestContext, type TestTenant } from '../helpers/test-app.js';
@@ -55,7 +55,7 @@ async function withPoolExhausted<T>(db: Db, connections: number, work: () => Pro
 describeEachBackend('GET /metrics (SPEC §12)', (ctx) => {
   let tenant: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

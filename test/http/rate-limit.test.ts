@@ -47,7 +47,7 @@ describeEachBackend(
     const leads = (token: string | null, remoteAddress: string) =>
       ctx.request('GET', `${API}/leads`, { token, remoteAddress });
 
-    it('setup', async () => {
+    before(async () => {
       tenant = await ctx.tenant();
       other = await ctx.tenant('Other');
     });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describeEachBackend('X-Request-Id', (ctx) => {
   let tenant: TestTenant;
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
@@ -11,7 +11,7 @@ describeEachBackend('lead conversion (SPEC §13)', (ctx) => {
   let tenant: TestTenant;
   let other: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('Conversions');
     other = await ctx.tenant('Another tenant');
   });

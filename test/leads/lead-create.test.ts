@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import {
   assertFieldError,
@@ -28,7 +28,7 @@ describeEachBackend('POST /leads', (ctx) => {
       ).n,
     );
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 
@@ -308,7 +308,7 @@ describeEachBackend(
   'POST /leads with FUNIL_LEAD_STATUSES',
   (ctx) => {
     let tenant: TestTenant;
-    it('setup', async () => {
+    before(async () => {
       tenant = await ctx.tenant();
     });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 describeEachBackend('lead hostile input', (ctx) => {
@@ -14,7 +14,7 @@ describeEachBackend('lead hostile input', (ctx) => {
     return Number(row.n);
   };
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertFieldError, assertNotFound, createLead, readLead, UNKNOWN_ID } from './lead-fixtures.js';
 
@@ -8,7 +8,7 @@ describeEachBackend('lead tenant isolation', (ctx) => {
   let b: TestTenant;
   let leadOfA: Record<string, unknown> & { _id: string };
 
-  it('setup', async () => {
+  before(async () => {
     a = await ctx.tenant('A');
     b = await ctx.tenant('B');
     leadOfA = await createLead(ctx, a.token, {
@@ -66,7 +66,7 @@ describeEachBackend('lead order of checks', (ctx) => {
   let leadId: string;
   const badBody = { score: 'high', nonsense: true };
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     leadId = (await createLead(ctx, tenant.token))._id;
   });

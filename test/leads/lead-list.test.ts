@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { leadSchemas } from '../../src/leads/lead.schemas.js';
 import { newId } from '../../src/shared/ids.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -12,7 +12,7 @@ describeEachBackend('GET /leads', (ctx) => {
   let created: Record<string, unknown>[];
   const list = (query?: Record<string, string>) => ctx.request('GET', `${API}/leads`, { token: tenant.token, query });
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     created = [];
     for (const name of ['First', 'Second', 'Third']) {

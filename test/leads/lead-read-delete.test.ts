@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertNotFound, createLead, LEAD_KEYS, readLead, UNKNOWN_ID } from './lead-fixtures.js';
 
 describeEachBackend('GET and DELETE /leads/:id', (ctx) => {
   let tenant: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { sql } from 'kysely';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { assertError, assertForbidden } from '../http/assert-error.js';
@@ -20,7 +20,7 @@ describeEachBackend('GET /leads/summary (SPEC §18)', (ctx) => {
   const summary = (query: string, token = tenant.token) =>
     ctx.request('GET', `${API}/leads/summary${query ? `?${query}` : ''}`, { token });
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
     await leads(tenant, 3, '2025-03-01T10:00:00Z', 'new', 'ads');
     await leads(tenant, 1, '2025-03-02T23:59:59.999Z', 'won', null);

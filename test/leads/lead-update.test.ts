@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import {
   assertFieldError,
@@ -20,7 +20,7 @@ describeEachBackend('PUT /leads/:id', (ctx) => {
     ctx.request('PUT', `${API}/leads/${id}`, { token: tenant.token, body, headers });
   const fresh = (body: Record<string, unknown> = {}) => createLead(ctx, tenant.token, body);
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 
@@ -193,7 +193,7 @@ describeEachBackend('PUT /leads/:id/status', (ctx) => {
   const putStatus = (id: string, body: unknown) =>
     ctx.request('PUT', `${API}/leads/${id}/status`, { token: tenant.token, body });
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant();
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { sql } from 'kysely';
 import { type Answer, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
@@ -17,7 +17,7 @@ const BODIES = {
 describeEachBackend('batch writes (SPEC §13)', (ctx) => {
   let tenant: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('Batches');
   });
 

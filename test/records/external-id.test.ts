@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
 let sequence = 0;
@@ -20,7 +20,7 @@ describeEachBackend('externalId on leads and customers (SPEC §13)', (ctx) => {
   let tenant: TestTenant;
   let other: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('External ids');
     other = await ctx.tenant('Another tenant');
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { newId } from '../../src/shared/ids.js';
 import { assertEachOnce, walk } from '../helpers/list-walk.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -35,7 +35,7 @@ describeEachBackend(
     };
     const list = (query: Record<string, string>) => ctx.request('GET', `${API}/leads`, { token: tenant.token, query });
 
-    it('setup', async () => {
+    before(async () => {
       tenant = await ctx.tenant();
       await insertLeads(tenant, ROWS, (i) => RARE.includes(i));
     });

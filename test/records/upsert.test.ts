@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { before, it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -13,7 +13,7 @@ describeEachBackend('upsert on POST /leads and /customers (SPEC §13)', (ctx) =>
   let tenant: TestTenant;
   let other: TestTenant;
 
-  it('setup', async () => {
+  before(async () => {
     tenant = await ctx.tenant('Upserts');
     other = await ctx.tenant('Another tenant');
   });
