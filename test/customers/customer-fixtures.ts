@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Customer } from '../../src/customers/customer.schemas.js';
 import { type Answer, API, type TestContext } from '../helpers/test-app.js';
+import { uniqueEmail } from '../helpers/unique.js';
 
 export const CUSTOMERS = `${API}/customers`;
 
@@ -29,13 +30,7 @@ export const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** A UUID no customer has. */
 export const UNKNOWN_ID = '0190f0d0-0000-7000-8000-000000000000';
 
-let sequence = 0;
-
-/** A fresh e-mail address, so tests sharing a tenant never collide on SPEC §4 uniqueness. */
-export function uniqueEmail(label = 'customer'): string {
-  sequence += 1;
-  return `${label}-${sequence}-${Date.now()}@example.com`;
-}
+export { uniqueEmail };
 
 /** Creates a customer through the API and insists it worked. */
 export async function createCustomer(

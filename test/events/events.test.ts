@@ -6,9 +6,9 @@ import { pruneEventsPeriodically, pruneOld } from '../../src/events/event-retent
 import { WebhookRepository } from '../../src/webhooks/webhook.repository.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { uniqueEmail } from '../helpers/unique.js';
 
-let sequence = 0;
-const email = () => `events-${process.pid}-${++sequence}@example.com`;
+const email = () => uniqueEmail('events');
 
 /** SPEC §14: every change writes one event, in the same statement; GET /events reads them in commit order. */
 describeEachBackend('the change feed (SPEC §14)', (ctx) => {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { uniqueEmail } from '../helpers/unique.js';
 
-let sequence = 0;
-const email = () => `convert-${process.pid}-${++sequence}@example.com`;
+const email = () => uniqueEmail('convert');
 
 /** SPEC §13: `POST /leads/:id/convert` turns a lead into a customer, once. */
 describeEachBackend('lead conversion (SPEC §13)', (ctx) => {

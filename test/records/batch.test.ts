@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { sql } from 'kysely';
 import { type Answer, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { unique, uniqueEmail } from '../helpers/unique.js';
 
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}-${process.pid}-${++sequence}`;
-const email = () => `${unique('b')}@example.com`;
+const email = () => uniqueEmail('b');
 
 /** A valid create body of each resource. */
 const BODIES = {

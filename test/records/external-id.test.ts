@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}-${process.pid}-${++sequence}`;
+import { unique } from '../helpers/unique.js';
 
 /** A create body of each resource, with the fields it requires. */
 const BODIES = {

@@ -3,10 +3,9 @@ import { before, it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { unique, uniqueEmail } from '../helpers/unique.js';
 
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}-${process.pid}-${++sequence}`;
-const email = () => `${unique('u')}@example.com`;
+const email = () => uniqueEmail('u');
 
 /** SPEC §13: `POST …?upsert=email|externalId` updates the record with that key, or creates it. */
 describeEachBackend('upsert on POST /leads and /customers (SPEC §13)', (ctx) => {
