@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { assertError } from '../helpers/assert-error.js';
 import { ADMIN_API, ADMIN_TOKEN, describeEachBackend } from '../helpers/test-app.js';
-import { assertError } from '../http/assert-error.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { assertError, assertForbidden } from '../helpers/assert-error.js';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend } from '../helpers/test-app.js';
-import { assertError, assertForbidden } from '../http/assert-error.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const TOKEN_SHAPE = /^fnl_[A-Za-z0-9_-]{43,}$/;

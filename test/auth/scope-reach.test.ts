@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
+import { assertForbidden } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertForbidden } from '../http/assert-error.js';
 
 /**
  * SPEC §5.6–§5.7: an answer never shows a record that the token could not have read, except the

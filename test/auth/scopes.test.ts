@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { assertForbidden } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertForbidden } from '../http/assert-error.js';
 
 interface Probe {
   method: 'GET' | 'POST' | 'DELETE';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
+import { assertForbidden } from '../helpers/assert-error.js';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertForbidden } from '../http/assert-error.js';
 
 describeEachBackend('tenant deactivation', (ctx) => {
   let tenant: TestTenant;

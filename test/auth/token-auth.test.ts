@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { before, it } from 'node:test';
+import { assertForbidden } from '../helpers/assert-error.js';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertForbidden } from '../http/assert-error.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 /** Well-formed (fnl_ + 43 URL-safe characters) but issued by nobody. */

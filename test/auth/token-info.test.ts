@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { assertForbidden } from '../helpers/assert-error.js';
 import { API, describeEachBackend } from '../helpers/test-app.js';
-import { assertForbidden } from '../http/assert-error.js';
 
 describeEachBackend('GET /token: what the calling token is', (ctx) => {
   it('answers any token of the tenant with its id, tenant and scopes, in the order of SPEC §19', async () => {

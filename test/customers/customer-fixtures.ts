@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Customer } from '../../src/customers/customer.schemas.js';
+import { assertError, assertForbidden, assertInvalidField } from '../helpers/assert-error.js';
 import { type Answer, API, type TestContext } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
 
@@ -46,35 +47,16 @@ export async function createCustomer(
   return res.body;
 }
 
-/** A SPEC §2 validation error whose details name `field`; returns that detail's message. */
-export function assertInvalidField(res: Answer, field: string): string {
-  assert.equal(res.status, 400, JSON.stringify(res.body));
-  assert.equal(res.body.success, false);
-  assert.equal(res.body.code, 'validation_failed');
-  assert.equal(typeof res.body.error, 'string');
-  assert.ok(Array.isArray(res.body.details), `details missing: ${JSON.stringify(res.body)}`);
-  const detail = res.body.details.find((d: { field: string }) => d.field === field);
-  assert.ok(detail, `no detail names '${field}': ${JSON.stringify(res.body.details)}`);
-  return detail.message;
-}
+export { assertForbidden, assertInvalidField };
 
 /** A SPEC §2 validation error, with or without details. */
 export function assertValidationFailed(res: Answer): void {
-  assert.equal(res.status, 400, JSON.stringify(res.body));
-  assert.equal(res.body.success, false);
-  assert.equal(res.body.code, 'validation_failed');
-  assert.equal(typeof res.body.error, 'string');
+  assertError(res, 400, 'validation_failed', { details: 'maybe' });
 }
 
 export function assertNotFound(res: Answer): void {
   assert.equal(res.status, 404, JSON.stringify(res.body));
   assert.deepEqual(res.body, { success: false, error: 'Cliente não encontrado.', code: 'not_found' });
-}
-
-export function assertForbidden(res: Answer): void {
-  assert.equal(res.status, 403, JSON.stringify(res.body));
-  assert.equal(res.body.success, false);
-  assert.equal(res.body.code, 'forbidden');
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { assertError } from '../helpers/assert-error.js';
 
 interface Answer {
   status: number;
@@ -9,11 +10,6 @@ interface Answer {
 
 /** SPEC §2: a 503 is `service_unavailable`, in the one error shape, with a Retry-After in seconds. */
 export function assertServiceUnavailable(answer: Answer, what = ''): void {
-  assert.equal(answer.status, 503, `${what}: ${JSON.stringify(answer.body)}`);
-  assert.match(String(answer.headers['content-type']), /^application\/json/, what);
-  assert.equal(answer.body.success, false, what);
-  assert.equal(answer.body.code, 'service_unavailable', what);
-  assert.equal(typeof answer.body.error, 'string', what);
-  assert.notEqual(answer.body.error.trim(), '', what);
+  assertError(answer, 503, 'service_unavailable', { what });
   assert.match(String(answer.headers['retry-after']), /^[1-9]\d*$/, `${what}: Retry-After`);
 }

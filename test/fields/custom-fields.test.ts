@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { assertError, assertForbidden } from '../helpers/assert-error.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { API, describeEachBackend } from '../helpers/test-app.js';
-import { assertError, assertForbidden } from '../http/assert-error.js';
 
 function detailFields(answer: { body: { details?: { field: string }[] } }): string[] {
   return (answer.body.details ?? []).map((detail) => detail.field);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { assertError } from '../helpers/assert-error.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertError } from '../http/assert-error.js';
 
 describeEachBackend('list filters by custom fields (SPEC §16)', (ctx) => {
   let tenant: TestTenant;

@@ -3,11 +3,11 @@ import { it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { CustomValueRemoval } from '../../src/fields/custom-value-removal.js';
+import { assertError } from '../helpers/assert-error.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { feedSettled } from '../helpers/feed.js';
 import { runFixture } from '../helpers/fixture-sql.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertError } from '../http/assert-error.js';
 
 describeEachBackend('deleting a custom field removes its values (SPEC §16)', (ctx) => {
   /** `count` leads of `tenant`, each with `custom`, written in one statement (the trigger checks them too). */

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import { assertError } from '../helpers/assert-error.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertError } from '../http/assert-error.js';
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 

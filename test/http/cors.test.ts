@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
+import { assertError } from '../helpers/assert-error.js';
 import { ADMIN_API, type Answer, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertError } from './assert-error.js';
 
 const SITE = 'https://www.example.com';
 const OTHER_SITE = 'https://app.example.com';

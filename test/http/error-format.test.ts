@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
+import { assertError } from '../helpers/assert-error.js';
 import { ADMIN_API, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertError } from './assert-error.js';
 
 const LEAD = { name: 'Maria', phone: '+55 11 5555-0000' };
 const ONE_MIB = 1024 * 1024;

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/database.js';
+import { assertError } from '../helpers/assert-error.js';
 import { describeEachBackend, testConfig } from '../helpers/test-app.js';
-import { assertError } from './assert-error.js';
 
 describeEachBackend('health probes', (ctx) => {
   it('GET /health answers 200 without a token (SPEC §12)', async () => {
@@ -49,11 +49,7 @@ describe('health probes with an unreachable database', () => {
     const started = Date.now();
     const res = await app.inject({ method: 'GET', url: '/ready' });
     assert.ok(Date.now() - started < 5_000, 'not answered within 5 s');
-    assertError(
-      { status: res.statusCode, headers: res.headers, body: res.json(), text: res.body },
-      503,
-      'service_unavailable',
-    );
+    assertError({ status: res.statusCode, headers: res.headers, body: res.json() }, 503, 'service_unavailable');
     assert.ok(Number(res.headers['retry-after']) > 0);
   });
 

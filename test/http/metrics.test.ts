@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
+import { assertForbidden } from '../helpers/assert-error.js';
 import { ADMIN_TOKEN, API, describeEachBackend, type TestContext, type TestTenant } from '../helpers/test-app.js';
-import { assertForbidden } from './assert-error.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef0123456789';
 const NO_SUCH_LEAD = '01900000-0000-7000-8000-000000000000';

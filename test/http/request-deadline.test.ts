@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { assertError } from '../helpers/assert-error.js';
 import { holdConnection } from '../helpers/held-connection.js';
 import { sleep } from '../helpers/http-client.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { API, TestContext, type TestTenant } from '../helpers/test-app.js';
-import { assertError } from './assert-error.js';
 
 describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered within 5 s)', () => {
   const ctx = new TestContext('pglite', { FUNIL_REQUEST_TIMEOUT_MS: '1000' });

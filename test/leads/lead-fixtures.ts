@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { assertError } from '../helpers/assert-error.js';
 import { type Answer, API, type TestContext } from '../helpers/test-app.js';
 
 /** SPEC §2: the exact lead-creation message, in each language. */
@@ -65,11 +66,9 @@ export async function readLead(ctx: TestContext, token: string, id: string): Pro
 
 /** Asserts a SPEC §2 validation error whose first detail names `field`. */
 export function assertFieldError(res: Answer, field: string, message?: string): void {
-  assert.equal(res.status, 400, JSON.stringify(res.body));
-  assert.equal(res.body.success, false);
-  assert.equal(res.body.code, 'validation_failed');
-  assert.equal(res.body.details?.[0]?.field, field, JSON.stringify(res.body));
-  if (message !== undefined) assert.equal(res.body.details[0].message, message);
+  const body = assertError(res, 400, 'validation_failed', { details: true });
+  assert.equal(body.details[0]?.field, field, JSON.stringify(body));
+  if (message !== undefined) assert.equal(body.details[0].message, message);
 }
 
 export function assertNotFound(res: Answer): void {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { sql } from 'kysely';
+import { assertError, assertForbidden } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-import { assertError, assertForbidden } from '../http/assert-error.js';
 
 const MARCH = 'createdSince=2025-03-01T00:00:00Z&createdUntil=2025-03-04T00:00:00Z';
 

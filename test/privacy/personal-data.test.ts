@@ -4,10 +4,10 @@ import { sql } from 'kysely';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { EventRepository } from '../../src/events/event.repository.js';
 import { pruneOld } from '../../src/events/event-retention.js';
+import { assertError, assertForbidden } from '../helpers/assert-error.js';
 import { feedSettled } from '../helpers/feed.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { assertError, assertForbidden } from '../http/assert-error.js';
 
 const DELIVERING = {
   FUNIL_WEBHOOKS_DELIVER: 'true',
