@@ -89,7 +89,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   app.addHook('onClose', () => database.close());
 
   const services = buildServices({ database, config, logger: app.log });
-  const authenticator = new TokenAuthenticator(database.db);
+  const { authenticator } = services;
   const cursors = new CursorCodec(() => appSecret(database.db, 'list-cursor-key'));
   const rateLimitStore = await openRateLimitStore(config.redisUrl, logger);
   if (rateLimitStore) app.addHook('onClose', async () => void rateLimitStore.disconnect());

@@ -1,7 +1,7 @@
 import { issueToken } from './admin/issue-token.js';
 import { TenantRepository } from './admin/tenant.repository.js';
-import { TokenRepository } from './admin/token.repository.js';
 import { SCOPES } from './auth/scopes.js';
+import { TokenRepository } from './auth/token.repository.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest, withStartupLock } from './db/migrate.js';
 

@@ -1,4 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { TokenRepository } from './auth/token.repository.js';
+import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
 import { customerFields } from './customers/customer.fields.js';
 import { Customer } from './customers/customer.schemas.js';
@@ -50,6 +52,8 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   const secrets = new SecretBox(db, config.webhooks.secretKey);
   const attemptQueue = new AttemptQueue(database, config.databaseUrl, config.webhooks.deliver, logger);
   return {
+    /** Who a bearer token is, cached per instance (auth/token-authenticator.ts). */
+    authenticator: new TokenAuthenticator(new TokenRepository(db)),
     /**
      * The database's own handle, for work of no request (retention, bookkeeping). A request's work
      * runs on `request.db`, which every service method takes as its first argument.

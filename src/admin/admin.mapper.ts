@@ -1,7 +1,7 @@
+import type { TokenRow } from '../auth/token.repository.js';
 import { toIso } from '../db/timestamp-text.js';
 import type { IssuedToken } from './issue-token.js';
 import type { TenantRow } from './tenant.repository.js';
-import type { TokenRow } from './token.repository.js';
 
 export function toTenant(row: TenantRow) {
   return {

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
+import { TokenRepository } from '../auth/token.repository.js';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
@@ -23,7 +24,6 @@ import {
 } from './admin.schemas.js';
 import { issueToken } from './issue-token.js';
 import { TenantRepository } from './tenant.repository.js';
-import { TokenRepository } from './token.repository.js';
 
 interface AdminRoutesOptions {
   authenticator: TokenAuthenticator;

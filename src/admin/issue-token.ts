@@ -1,5 +1,5 @@
+import type { TokenRepository, TokenRow } from '../auth/token.repository.js';
 import { generateTokenSecret } from '../auth/token-secret.js';
-import type { TokenRepository, TokenRow } from './token.repository.js';
 
 export interface IssuedToken extends TokenRow {
   /** The plain token: returned once, never stored. */

@@ -5,6 +5,7 @@ import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
 import type { PresentedToken } from './presented-token.js';
 import { lackingScopes, type ScopeRule } from './scopes.js';
+import type { TokenRepository } from './token.repository.js';
 
 export interface Principal {
   readonly tokenId: string;
@@ -47,15 +48,15 @@ export interface TokenCacheSizes {
 const DEFAULT_SIZES: TokenCacheSizes = { knownTokens: 10_000, unknownTokens: 1_000 };
 
 export class TokenAuthenticator {
-  readonly #db: Db;
+  readonly #tokens: TokenRepository;
   readonly #known: LRUCache<string, Lookup>;
   readonly #unknown: LRUCache<string, number>;
   readonly #lastUsedWrites: LRUCache<string, number>;
   /** Counts invalidations: a lookup that began before one does not fill the cache. */
   #generation = 0;
 
-  constructor(db: Db, sizes: TokenCacheSizes = DEFAULT_SIZES) {
-    this.#db = db;
+  constructor(tokens: TokenRepository, sizes: TokenCacheSizes = DEFAULT_SIZES) {
+    this.#tokens = tokens;
     this.#known = new LRUCache({ max: sizes.knownTokens });
     this.#unknown = new LRUCache({ max: sizes.unknownTokens });
     this.#lastUsedWrites = new LRUCache({ max: sizes.knownTokens });
@@ -113,19 +114,7 @@ export class TokenAuthenticator {
     // tenant's lookups never queue behind another's (db/connection-queue.ts).
     if (request) request.waitBudget.party = known?.record.tenantId ?? `token ${hash}`;
     const generation = this.#generation;
-    const row = await (request?.db ?? this.#db)
-      .selectFrom('apiTokens')
-      .innerJoin('tenants', 'tenants.id', 'apiTokens.tenantId')
-      .select([
-        'apiTokens.id',
-        'apiTokens.tenantId',
-        'apiTokens.scopes',
-        'apiTokens.expiresAt',
-        'apiTokens.revokedAt',
-        'tenants.active',
-      ])
-      .where('apiTokens.tokenHash', '=', hash)
-      .executeTakeFirst();
+    const row = await this.#tokens.findByHash(hash, request?.db);
     // A token or tenant changed on this instance meanwhile: this answer may predate it.
     const current = generation === this.#generation;
     if (!row) {
@@ -153,12 +142,7 @@ export class TokenAuthenticator {
     const last = this.#lastUsedWrites.get(tokenId);
     if (last !== undefined && now - last < LAST_USED_GRANULARITY_MS) return;
     this.#lastUsedWrites.set(tokenId, now);
-    this.#db
-      .updateTable('apiTokens')
-      .set({ lastUsedAt: new Date() })
-      .where('id', '=', tokenId)
-      .execute()
-      .catch(() => this.#lastUsedWrites.delete(tokenId));
+    this.#tokens.touch(tokenId).catch(() => this.#lastUsedWrites.delete(tokenId));
   }
 }
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it, mock } from 'node:test';
 import { issueToken } from '../../src/admin/issue-token.js';
 import { TenantRepository } from '../../src/admin/tenant.repository.js';
-import { TokenRepository } from '../../src/admin/token.repository.js';
+import { TokenRepository } from '../../src/auth/token.repository.js';
 import { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
 import { hashToken } from '../../src/auth/token-secret.js';
 import type { Db } from '../../src/db/database.js';
@@ -49,7 +49,7 @@ describe('the token lookup cache (SPEC §5.4, §10)', () => {
   it('evicts the least recently used token when full, one at a time, never the whole cache', async () => {
     const [a, b, c, d] = await issue(4);
     assert.ok(a && b && c && d);
-    const authenticator = new TokenAuthenticator(db, { knownTokens: 3, unknownTokens: 10 });
+    const authenticator = new TokenAuthenticator(new TokenRepository(db), { knownTokens: 3, unknownTokens: 10 });
     for (const token of [a, b, c]) assert.ok(await passes(authenticator, token.token));
     await revokeBehindItsBack([a.id, b.id, c.id, d.id]);
     assert.ok(await passes(authenticator, b.token), 'b: cached, and now the most recently used');
@@ -62,7 +62,7 @@ describe('the token lookup cache (SPEC §5.4, §10)', () => {
   it('keeps made-up tokens apart: however many, they push no real token out', async () => {
     const [a, b] = await issue(2);
     assert.ok(a && b);
-    const authenticator = new TokenAuthenticator(db, { knownTokens: 2, unknownTokens: 2 });
+    const authenticator = new TokenAuthenticator(new TokenRepository(db), { knownTokens: 2, unknownTokens: 2 });
     for (const token of [a, b]) assert.ok(await passes(authenticator, token.token));
     await revokeBehindItsBack([a.id, b.id]);
     for (let i = 0; i < 20; i++) assert.equal(await passes(authenticator, madeUp()), false);
@@ -75,7 +75,7 @@ describe('the token lookup cache (SPEC §5.4, §10)', () => {
   it('ages lookups on a monotonic clock: a wall clock set back does not keep a revoked token alive', async () => {
     const [a] = await issue(1);
     assert.ok(a);
-    const authenticator = new TokenAuthenticator(db);
+    const authenticator = new TokenAuthenticator(new TokenRepository(db));
     assert.ok(await passes(authenticator, a.token));
     await revokeBehindItsBack([a.id]);
     mock.timers.enable({ apis: ['Date'], now: Date.now() - 3_600_000 });
@@ -91,7 +91,7 @@ describe('the token lookup cache (SPEC §5.4, §10)', () => {
   it('after invalidate(), looks every token up again, yet still counts a known one as known until then', async () => {
     const [a] = await issue(1);
     assert.ok(a);
-    const authenticator = new TokenAuthenticator(db);
+    const authenticator = new TokenAuthenticator(new TokenRepository(db));
     assert.ok(await passes(authenticator, a.token));
     await revokeBehindItsBack([a.id]);
     authenticator.invalidate();
@@ -103,7 +103,7 @@ describe('the token lookup cache (SPEC §5.4, §10)', () => {
   it('does not keep the answer of a lookup that began before invalidate(): it may predate the change', async () => {
     const [token] = await issue(1);
     assert.ok(token);
-    const authenticator = new TokenAuthenticator(db);
+    const authenticator = new TokenAuthenticator(new TokenRepository(db));
     const release = await holdConnection(store.database);
     const early = passes(authenticator, token.token);
     await waitingReaches(store.database, 1);

@@ -7,8 +7,8 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { issueToken } from '../../src/admin/issue-token.js';
 import { TenantRepository } from '../../src/admin/tenant.repository.js';
-import { TokenRepository } from '../../src/admin/token.repository.js';
 import { buildApp } from '../../src/app.js';
+import { TokenRepository } from '../../src/auth/token.repository.js';
 import { openDatabase } from '../../src/db/database.js';
 import { addressKey } from '../../src/http/rate-limit.js';
 import {

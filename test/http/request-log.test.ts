@@ -5,9 +5,9 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import pino from 'pino';
 import { issueToken } from '../../src/admin/issue-token.js';
 import { TenantRepository } from '../../src/admin/tenant.repository.js';
-import { TokenRepository } from '../../src/admin/token.repository.js';
 import { buildApp } from '../../src/app.js';
 import { SCOPES } from '../../src/auth/scopes.js';
+import { TokenRepository } from '../../src/auth/token.repository.js';
 import { ADMIN_API, ADMIN_TOKEN, API, testConfig } from '../helpers/test-app.js';
 import { BACKENDS, createTestDatabase, skipUnless, type TestDatabase } from '../helpers/test-database.js';
 

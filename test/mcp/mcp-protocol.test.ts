@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { TokenRepository } from '../../src/admin/token.repository.js';
+import { TokenRepository } from '../../src/auth/token.repository.js';
 import { TOOL_SUMMARIES } from '../../src/mcp/mcp-guide.js';
 import { McpTestClient, mcpUrl, postMcp } from '../helpers/mcp-client.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';

@@ -28,8 +28,41 @@ export interface NewToken {
   prefix: string;
 }
 
+/** What authentication reads of a token, by its hash, with its tenant's state. */
+export interface TokenByHash {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly scopes: string[];
+  readonly expiresAt: Date | null;
+  readonly revokedAt: Date | null;
+  readonly active: boolean;
+}
+
+/** The one home of the `api_tokens` statements: issuing, listing and revoking (admin), finding by hash (auth). */
 export class TokenRepository {
   constructor(private readonly db: Db) {}
+
+  /** The token whose SHA-256 is `hash`, and whether its tenant is active; on `handle` (a request's, or `db`). */
+  findByHash(hash: string, handle: Db = this.db): Promise<TokenByHash | undefined> {
+    return handle
+      .selectFrom('apiTokens')
+      .innerJoin('tenants', 'tenants.id', 'apiTokens.tenantId')
+      .select([
+        'apiTokens.id',
+        'apiTokens.tenantId',
+        'apiTokens.scopes',
+        'apiTokens.expiresAt',
+        'apiTokens.revokedAt',
+        'tenants.active',
+      ])
+      .where('apiTokens.tokenHash', '=', hash)
+      .executeTakeFirst();
+  }
+
+  /** Notes that the token was used now. */
+  async touch(id: string): Promise<void> {
+    await this.db.updateTable('apiTokens').set({ lastUsedAt: new Date() }).where('id', '=', id).execute();
+  }
 
   listForTenant(tenantId: string): Promise<TokenRow[]> {
     return this.db
