@@ -3,15 +3,10 @@ import type { WaitBudget } from '../db/connection-wait.js';
 import type { Db } from '../db/database.js';
 import { forbidden } from '../shared/errors.js';
 import { authMessages } from './auth.messages.js';
+import type { Principal } from './caller.js';
 import type { PresentedToken } from './presented-token.js';
 import { lackingScopes, type ScopeRule } from './scopes.js';
 import type { TokenRepository } from './token.repository.js';
-
-export interface Principal {
-  readonly tokenId: string;
-  readonly tenantId: string;
-  readonly scopes: ReadonlySet<string>;
-}
 
 /** A request's way to the database (http/database-wait.ts): its handle, and its budget's line to set. */
 export interface RequestDatabase {

@@ -1,7 +1,8 @@
+import type { Actor } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
-import { type Actor, RecordService, type Stored } from '../records/record.service.js';
+import { RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { validationFailed } from '../shared/errors.js';
 import { truncate } from '../shared/fields.js';

@@ -1,14 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-
-/**
- * Who made a change, as its event records it (SPEC §14): the tenant, and the token and request
- * that made it (none for a change made by the server itself).
- */
-export interface Change {
-  readonly tenantId: string;
-  readonly tokenId?: string | null | undefined;
-  readonly requestId?: string | null | undefined;
-}
+import type { Change } from '../auth/caller.js';
 
 /** The first word of an event's type: `lead.created`, `customer.deleted`. */
 export type EventFamily = 'lead' | 'customer';

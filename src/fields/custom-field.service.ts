@@ -1,7 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
+import type { Change } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
-import type { Change } from '../events/change-events.js';
 import { conflict, notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, messages } from '../shared/messages.js';
 import { customFieldMessages, customFieldPhrases } from './custom-field.messages.js';

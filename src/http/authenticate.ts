@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor, Caller, Principal } from '../auth/caller.js';
 import { presentedToken } from '../auth/presented-token.js';
 import type { Scope, ScopeRule } from '../auth/scopes.js';
-import type { Principal, TokenAuthenticator } from '../auth/token-authenticator.js';
+import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import { ApiError, unauthorized } from '../shared/errors.js';
 import { appendRouteHook } from './route-hooks.js';
 
@@ -75,12 +76,13 @@ export function principalOf(request: { principal?: Principal }): Principal {
   return request.principal;
 }
 
+/** Who calls through this request: its token's tenant, id and scopes, and the request's id. */
+export function callerOf(request: { principal?: Principal; id: string }): Caller {
+  return { ...principalOf(request), requestId: request.id };
+}
+
 /** Who makes a change through this request, as its events record it (SPEC §14). */
-export function actorOf(request: { principal?: Principal; id: string }): {
-  tenantId: string;
-  tokenId: string;
-  requestId: string;
-} {
+export function actorOf(request: { principal?: Principal; id: string }): Required<Actor> {
   const { tenantId, tokenId } = principalOf(request);
   return { tenantId, tokenId, requestId: request.id };
 }

@@ -1,9 +1,10 @@
+import type { Actor } from '../auth/caller.js';
 import type { CreateCustomerInput, CustomerObject, CustomerService } from '../customers/customer.service.js';
 import type { Db } from '../db/database.js';
 import { isCheckViolation } from '../db/errors.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
-import { type Actor, RecordService, type Stored } from '../records/record.service.js';
+import { RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';

@@ -1,7 +1,7 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
+import type { Actor } from '../auth/caller.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
-import type { Actor } from '../records/record.service.js';
 import type { Text } from '../shared/messages.js';
 import { IgnoredOnWrite, Nullable } from '../shared/schemas.js';
 

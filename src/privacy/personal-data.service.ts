@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/caller.js';
 import type { CustomerObject, CustomerService } from '../customers/customer.service.js';
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
@@ -6,7 +7,6 @@ import type { ApiEvent, EventService } from '../events/event.service.js';
 import { eventErasure, type Histories } from '../events/event-erasure.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { LeadObject, LeadService } from '../leads/lead.service.js';
-import type { Actor } from '../records/record.service.js';
 import { webhookErasure } from '../webhooks/webhook-erasure.js';
 import type { PersonalDataRepository } from './personal-data.repository.js';
 

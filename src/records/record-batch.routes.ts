@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type TSchema, Type } from 'typebox';
+import type { Actor } from '../auth/caller.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import { actorOf } from '../http/authenticate.js';
@@ -8,7 +9,7 @@ import { answer, ErrorBody, errorResponses } from '../http/schemas.js';
 import { ApiError } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
 import { buildValidatorCompiler } from '../shared/validation.js';
-import type { Actor, Upserted, UpsertKey } from './record.service.js';
+import type { Upserted, UpsertKey } from './record.service.js';
 import { UpsertQuery } from './upsert-query.js';
 
 /** SPEC §13: a batch holds 1 to 100 create bodies. */

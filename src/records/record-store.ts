@@ -11,6 +11,7 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
+import type { Change } from '../auth/caller.js';
 import { sqlNameOf } from '../db/column-names.js';
 import type { Db } from '../db/database.js';
 import { type KeysetPage, keysetPage, rowsAsNamed, type SortKey } from '../db/keyset.js';
@@ -18,13 +19,7 @@ import { containsPattern } from '../db/like-pattern.js';
 import { conditionalWrite, type ExpectedVersions, PreconditionFailedError, versionIn } from '../db/precondition.js';
 import { PreparedByShape, PreparedQuery } from '../db/prepared-query.js';
 import { SEARCH_SEPARATOR, searchText } from '../db/search-text.js';
-import {
-  type Change,
-  type ChangeParams,
-  changeEvents,
-  EVENT_COLUMNS,
-  type EventFamily,
-} from '../events/change-events.js';
+import { type ChangeParams, changeEvents, EVENT_COLUMNS, type EventFamily } from '../events/change-events.js';
 import { newId } from '../shared/ids.js';
 import { type Condition, LargeTenants, type ListRows, scanWindowPage } from './scan-window.js';
 import { SEARCH_WALK_THRESHOLD, searchPage } from './search-page.js';

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { Actor } from '../auth/caller.js';
 import type { Scope, ScopeRule } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
@@ -9,7 +10,7 @@ import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
 import { listPage, listRequestOf, type RecordLister, type RecordListService } from '../http/list-page.js';
 import { answer, conflictResponse, errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { Text } from '../shared/messages.js';
-import type { Actor, Stored, Upserted, UpsertKey } from './record.service.js';
+import type { Stored, Upserted, UpsertKey } from './record.service.js';
 import { type BatchService, registerBatchRoute } from './record-batch.routes.js';
 import { UpsertQuery } from './upsert-query.js';
 

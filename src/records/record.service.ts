@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import {
   checkViolationColumn,
@@ -9,7 +10,6 @@ import {
 import type { KeysetPage, ListedRows } from '../db/keyset.js';
 import { PreconditionFailedError } from '../db/precondition.js';
 import { inSavepoint, inTransaction, lockKey, lockKeys, retryingTransient } from '../db/transaction.js';
-import type { Change } from '../events/change-events.js';
 import { customFieldPhrases } from '../fields/custom-field.messages.js';
 import type { ResourceCustomFields } from '../fields/custom-field-catalog.js';
 import { type CustomFieldSet, CustomValuesRefused } from '../fields/custom-field-set.js';
@@ -50,11 +50,6 @@ export type UpsertKey = (typeof UPSERT_KEYS)[number];
 export interface Upserted<T> {
   readonly stored: Stored<T>;
   readonly created: boolean;
-}
-
-/** Who makes a change: the token, the tenant it belongs to, and the request (its events name them, SPEC §14). */
-export interface Actor extends Change {
-  readonly tokenId: string;
 }
 
 /** A record as the API shows it, and its version (the ETag, SPEC §8). */

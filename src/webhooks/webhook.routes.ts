@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { principalOf } from '../http/authenticate.js';
+import { callerOf, principalOf } from '../http/authenticate.js';
 import { setNextPage } from '../http/next-page.js';
 import { answer, conflictResponse, errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { AnswerKeeping } from '../idempotency/idempotency.plugin.js';
@@ -15,7 +15,7 @@ import {
   WebhookUpdate,
   WebhookWithSecret,
 } from './webhook.schemas.js';
-import { MAX_SUBSCRIPTIONS, readableFamilies, type WebhookCaller, type WebhookService } from './webhook.service.js';
+import { MAX_SUBSCRIPTIONS, readableFamilies, type WebhookService } from './webhook.service.js';
 
 interface WebhookRoutesOptions {
   webhooks: WebhookService;
@@ -46,16 +46,6 @@ function secretSealedAnswers(secrets: SecretBox): AnswerKeeping {
  */
 export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (app, { webhooks: service, secrets }) => {
   const showsSecret = { ...write, idempotentAnswer: secretSealedAnswers(secrets) };
-
-  const caller = (request: FastifyRequest): WebhookCaller => {
-    const principal = principalOf(request);
-    return {
-      tenantId: principal.tenantId,
-      tokenId: principal.tokenId,
-      scopes: principal.scopes,
-      requestId: request.id,
-    };
-  };
   const tenantOf = (request: FastifyRequest) => principalOf(request).tenantId;
 
   app.get(
@@ -97,7 +87,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await service.create(request.db, caller(request), request.body as WebhookCreate)),
+      reply.code(201).send(await service.create(request.db, callerOf(request), request.body as WebhookCreate)),
   );
 
   app.get(
@@ -132,7 +122,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       config: write,
     },
     (request) =>
-      service.update(request.db, caller(request), (request.params as IdParams).id, request.body as WebhookUpdate),
+      service.update(request.db, callerOf(request), (request.params as IdParams).id, request.body as WebhookUpdate),
   );
 
   app.delete(
@@ -228,7 +218,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
     },
     async (request, reply) => {
       const { id, deliveryId } = request.params as { id: string; deliveryId: string };
-      return reply.code(202).send(await service.retry(request.db, caller(request), id, deliveryId));
+      return reply.code(202).send(await service.retry(request.db, callerOf(request), id, deliveryId));
     },
   );
 
@@ -249,6 +239,6 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
       config: write,
     },
     async (request, reply) =>
-      reply.code(202).send(await service.test(request.db, caller(request), (request.params as IdParams).id)),
+      reply.code(202).send(await service.test(request.db, callerOf(request), (request.params as IdParams).id)),
   );
 };

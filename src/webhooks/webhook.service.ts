@@ -1,4 +1,5 @@
 import { authMessages } from '../auth/auth.messages.js';
+import type { Caller } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
 import type { EventFamily } from '../events/change-events.js';
@@ -28,13 +29,6 @@ const MAX_PREVIOUS_SECRETS = 5;
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
 
-export interface WebhookCaller {
-  readonly tenantId: string;
-  readonly tokenId: string;
-  readonly requestId: string;
-  readonly scopes: ReadonlySet<string>;
-}
-
 /**
  * SPEC §15's subscriptions and their delivery log, for one tenant at a time; each call runs on the
  * `handle` it is given (a request's).
@@ -55,7 +49,7 @@ export class WebhookService {
     return toWebhook(await this.#find(handle, tenantId, id));
   }
 
-  async create(handle: Db, caller: WebhookCaller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
+  async create(handle: Db, caller: Caller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
     const families = readableFamilies(caller.scopes, body.events);
     await this.#checkTarget(body.url);
     const secret = newWebhookSecret();
@@ -85,7 +79,7 @@ export class WebhookService {
    * of every family it receives (SPEC §15): a token that cannot read lead events must not point
    * them at a new address. Turning it on again makes the caller its owner.
    */
-  async update(handle: Db, caller: WebhookCaller, id: string, body: WebhookUpdate): Promise<Webhook> {
+  async update(handle: Db, caller: Caller, id: string, body: WebhookUpdate): Promise<Webhook> {
     if (body.url !== undefined) await this.#checkTarget(body.url);
     return inTransaction(handle, async (trx) => {
       const current = await this.#find(trx, caller.tenantId, id, true);
@@ -154,7 +148,7 @@ export class WebhookService {
   }
 
   /** Sends a `webhook.test` event now, to an active subscription or a paused one alike. */
-  async test(handle: Db, caller: WebhookCaller, id: string): Promise<Delivery> {
+  async test(handle: Db, caller: Caller, id: string): Promise<Delivery> {
     await this.#queueReady();
     const delivery = await inTransaction(handle, async (trx) => {
       const subscription = await this.#find(trx, caller.tenantId, id);
@@ -172,7 +166,7 @@ export class WebhookService {
    * A retry by hand: the delivery gets an attempt now, whether it failed or waits for its next
    * automatic try, which it then replaces (SPEC §15). An attempt under way must end first (409).
    */
-  async retry(handle: Db, caller: WebhookCaller, id: string, deliveryId: string): Promise<Delivery> {
+  async retry(handle: Db, caller: Caller, id: string, deliveryId: string): Promise<Delivery> {
     if (!isUuid(deliveryId)) throw notFound(webhookMessages.deliveryNotFound);
     await this.#queueReady();
     const { tenantId } = caller;
@@ -222,7 +216,7 @@ export class WebhookService {
  * A 403 naming the first read scope `caller` lacks of the families `subscription` receives (SPEC
  * §15): those of its event types (with their new list when it changes), all its families for `*`.
  */
-function readsAll(caller: WebhookCaller, subscription: SubscriptionRow, types = subscription.eventTypes): void {
+function readsAll(caller: Caller, subscription: SubscriptionRow, types = subscription.eventTypes): void {
   const families = types.includes('*') ? (subscription.families as EventFamily[]) : types.map(familyOf);
   const lacking = families.map((family) => READ_SCOPE[family]).find((scope) => scope && !caller.scopes.has(scope));
   if (lacking !== undefined) throw forbidden(authMessages.scopeLacking(lacking));
