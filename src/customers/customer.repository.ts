@@ -28,27 +28,25 @@ export const CUSTOMER_EMAIL_KEY = 'customers_tenant_email_key';
 export const CUSTOMER_EXTERNAL_ID_KEY = 'customers_tenant_external_id_key';
 
 /** The customers of each tenant: every statement takes the tenant first (RecordStore). */
-export class CustomerRepository extends RecordStore {
-  constructor(db: Db, scanRows?: number) {
-    super(db, {
-      table: 'customers',
-      events: 'customer',
-      columns: customerFields.rowColumns,
-      listSelection: customerFields.listSelection,
-      insertColumns: [...customerFields.writableKeys, 'id', 'tenantId'],
-      derived: {
-        // An update that sets only first or last name rebuilds `name` from both as stored after it
-        // (SPEC §4); both parts cleared leave the name as it was: a name cannot be cleared.
-        nameFromParts: (set, values) => {
-          const first = set.includes('firstName') ? sql`${values.firstName}::text` : sql.ref('firstName');
-          const last = set.includes('lastName') ? sql`${values.lastName}::text` : sql.ref('lastName');
-          return { name: sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})` };
-        },
+export function customerStore(db: Db, scanRows?: number): RecordStore {
+  return new RecordStore(db, {
+    table: 'customers',
+    events: 'customer',
+    columns: customerFields.rowColumns,
+    listSelection: customerFields.listSelection,
+    insertColumns: [...customerFields.writableKeys, 'id', 'tenantId'],
+    derived: {
+      // An update that sets only first or last name rebuilds `name` from both as stored after it
+      // (SPEC §4); both parts cleared leave the name as it was: a name cannot be cleared.
+      nameFromParts: (set, values) => {
+        const first = set.includes('firstName') ? sql`${values.firstName}::text` : sql.ref('firstName');
+        const last = set.includes('lastName') ? sql`${values.lastName}::text` : sql.ref('lastName');
+        return { name: sql`coalesce(nullif(left(concat_ws(' ', ${first}, ${last}), 200), ''), ${sql.ref('name')})` };
       },
-      filters: { ...RECORD_FILTERS, type: { column: 'type', operator: '=' } },
-      merged: ['custom'],
-      searchColumns: SEARCH_COLUMNS,
-      scanRows,
-    });
-  }
+    },
+    filters: { ...RECORD_FILTERS, type: { column: 'type', operator: '=' } },
+    merged: ['custom'],
+    searchColumns: SEARCH_COLUMNS,
+    scanRows,
+  });
 }

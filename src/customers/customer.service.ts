@@ -14,7 +14,7 @@ import {
   customerFields,
 } from './customer.fields.js';
 import { customerMessages } from './customer.messages.js';
-import { CUSTOMER_EMAIL_KEY, CUSTOMER_EXTERNAL_ID_KEY, CustomerRepository } from './customer.repository.js';
+import { CUSTOMER_EMAIL_KEY, CUSTOMER_EXTERNAL_ID_KEY, customerStore } from './customer.repository.js';
 
 export type CreateCustomerInput = CreateInput<CustomerFieldTable>;
 export type UpdateCustomerInput = UpdateInput<CustomerFieldTable>;
@@ -31,7 +31,7 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
    */
   constructor({ db, scanRows, catalog }: { db: Db; scanRows: number | undefined; catalog: CustomFieldCatalog }) {
     super(
-      new CustomerRepository(db, scanRows),
+      customerStore(db, scanRows),
       customerFields,
       customerMessages.customerNotFound,
       CUSTOMER_STATUSES,

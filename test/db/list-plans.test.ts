@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { before, it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
-import { CUSTOMER_SORT_KEYS, CustomerRepository } from '../../src/customers/customer.repository.js';
+import { CUSTOMER_SORT_KEYS, customerStore } from '../../src/customers/customer.repository.js';
 import type { Db } from '../../src/db/database.js';
 import type { SortKey } from '../../src/db/keyset.js';
 import { leadFields } from '../../src/leads/lead.fields.js';
@@ -322,8 +322,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
           ctx.db,
         );
       }
-      const store =
-        resource === 'leads' ? leadStore(ctx.db, leadFields(DEFAULT_LEAD_STATUSES)) : new CustomerRepository(ctx.db);
+      const store = resource === 'leads' ? leadStore(ctx.db, leadFields(DEFAULT_LEAD_STATUSES)) : customerStore(ctx.db);
       const recorded = recorder.on(ctx.db);
       const id = await store.findIdBy(recorded, big.id, column, value);
       assert.ok(id, `the ${resource} with ${column} ${value}`);
