@@ -8,7 +8,7 @@ import type {
 import { Type } from 'typebox';
 import { principalOf } from '../http/authenticate.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
-import { conflict, idempotencyKeyReused, validationFailed } from '../shared/errors.js';
+import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, messages } from '../shared/messages.js';
 import {
   type IdempotencyRepository,
@@ -16,6 +16,7 @@ import {
   requestFingerprint,
   type StoredResponse,
 } from './idempotency.repository.js';
+import { spendsKey, verdictOf } from './idempotency-rules.js';
 
 /** A key this request owns: its answer is recorded for replays. */
 interface Claim extends KeyOwner {
@@ -88,22 +89,24 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
       owner,
       requestFingerprint(`${request.method} ${request.url}`, request.body),
     );
-    switch (claim.kind) {
-      case 'claimed':
+    const verdict = verdictOf(claim, {
+      reused: messages.idempotencyKeyReused,
+      inProgress: messages.idempotencyInProgress,
+    });
+    switch (verdict.kind) {
+      case 'run':
         // Answered already (the deadline, while the claim was made): the handler will not run.
         if (reply.sent) return void (await release(request, owner));
         request.idempotencyClaim = { ...owner, handlerRunning: false, outcomePending: false };
         return;
-      case 'mismatch':
-        throw idempotencyKeyReused(messages.idempotencyKeyReused);
-      case 'in-progress':
-        throw conflict(messages.idempotencyInProgress, { retryAfterSeconds: 1 });
+      case 'refuse':
+        throw verdict.error;
       case 'replay': {
         const keeping = request.routeOptions.config.idempotentAnswer;
-        const body = keeping ? await keeping.replay(claim.response.body) : claim.response.body;
+        const body = keeping ? await keeping.replay(verdict.response.body) : verdict.response.body;
         return reply
-          .code(claim.response.status)
-          .headers(claim.response.headers)
+          .code(verdict.response.status)
+          .headers(verdict.response.headers)
           .header('idempotent-replayed', 'true')
           .type('application/json; charset=utf-8')
           .send(body);
@@ -120,12 +123,8 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
       return payload;
     }
     request.idempotencyClaim = undefined;
-    // A refused body (400) or a server failure (5xx) did nothing: the key stays free for a corrected retry.
-    if (reply.statusCode === 400 || reply.statusCode >= 500) {
-      await release(request, claim);
-    } else {
-      await complete(request, claim, answerOf(reply, String(payload)));
-    }
+    if (spendsKey(reply.statusCode)) await complete(request, claim, answerOf(reply, String(payload)));
+    else await release(request, claim);
     return payload;
   };
 

@@ -5,7 +5,8 @@ import {
   type KeyOwner,
   requestFingerprint,
 } from '../idempotency/idempotency.repository.js';
-import { type ApiError, conflict, idempotencyKeyReused } from '../shared/errors.js';
+import { spendsKey, verdictOf } from '../idempotency/idempotency-rules.js';
+import type { ApiError } from '../shared/errors.js';
 import type { Text } from '../shared/messages.js';
 
 /** A tool call's outcome as the REST route would have answered it: its status, and its JSON. */
@@ -50,15 +51,10 @@ export class ToolIdempotency {
     { fail, log }: { fail: (error: ApiError) => ToolOutcome; log: FastifyBaseLogger },
   ): Promise<ToolOutcome> {
     const claim = await this.records.claim(handle, owner, requestFingerprint(`MCP ${call.tool}`, call.args));
-    switch (claim.kind) {
-      case 'mismatch':
-        return fail(idempotencyKeyReused(messages.keyReused));
-      case 'in-progress':
-        return fail(conflict(messages.inProgress));
-      case 'replay':
-        return { status: claim.response.status, body: JSON.parse(claim.response.body), replayed: true };
-      case 'claimed':
-        break;
+    const verdict = verdictOf(claim, { reused: messages.keyReused, inProgress: messages.inProgress });
+    if (verdict.kind === 'refuse') return fail(verdict.error);
+    if (verdict.kind === 'replay') {
+      return { status: verdict.response.status, body: JSON.parse(verdict.response.body), replayed: true };
     }
     let outcome: ToolOutcome | undefined;
     try {
@@ -68,9 +64,9 @@ export class ToolIdempotency {
       // As on REST: a refused call (400) or a failure (5xx, or a throw) did nothing, so its key stays free for a retry.
       // Bookkeeping, outside the request's budget for waiting on connections; its failure leaves the outcome
       // right (a retry waits the claim out, then runs again), so it is logged, not answered.
-      await (outcome === undefined || outcome.status === 400 || outcome.status >= 500
-        ? this.records.release(owner)
-        : this.records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) })
+      await (outcome !== undefined && spendsKey(outcome.status)
+        ? this.records.complete(owner, { status: outcome.status, headers: {}, body: JSON.stringify(outcome.body) })
+        : this.records.release(owner)
       ).catch((error) => log.error({ err: error }, 'could not record the outcome of an idempotent tool call'));
     }
   }
