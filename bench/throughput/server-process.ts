@@ -1,9 +1,8 @@
-/** Starts a server as a child process, waits for its /health, and stops it by its PID. */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
-import { get } from 'node:http';
+/** Starts a server as a child process for a bench, waits for its /health, and stops it by its PID. */
+import { readFileSync, statSync } from 'node:fs';
 import { freePort } from '../../test/helpers/free-port.js';
 import { npmStartFlags } from '../../test/helpers/npm-start.js';
+import { launchServer, type ServerProcess } from '../../test/helpers/server-process.js';
 
 export { freePort, npmStartFlags };
 
@@ -28,58 +27,31 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<string>;
 }
 
+/** The tests' launcher (test/helpers/server-process.ts), with the log in a file and the bench's names. */
 export async function startServer(spec: ServerSpec, port: number, readyTimeoutMs = 60_000): Promise<RunningServer> {
-  const log = openSync(spec.logFile, 'w');
-  let child: ChildProcess;
+  let server: ServerProcess;
   try {
-    child = spawn(spec.node ?? process.execPath, spec.args, {
-      cwd: spec.cwd,
-      env: { ...spec.env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', log, log],
-    });
-  } finally {
-    closeSync(log);
+    server = await launchServer(
+      { env: spec.env, args: spec.args, node: spec.node, cwd: spec.cwd, logFile: spec.logFile, port },
+      { timeoutMs: readyTimeoutMs },
+    );
+  } catch (error) {
+    throw new Error(
+      `${spec.label} did not become ready: ${(error as Error).message.slice(0, 200)}\n${tail(spec.logFile)}`,
+    );
   }
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`${spec.label}: could not start`);
-  let exited: string | undefined;
-  const exit = new Promise<string>((resolve) => {
-    child.once('exit', (code, signal) => {
-      exited = signal ? `signal ${signal}` : `exit ${code}`;
-      resolve(exited);
-    });
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async (graceMs = 15_000) => {
-    if (exited) return exited;
-    process.kill(pid, 'SIGTERM');
-    const timer = setTimeout(() => {
-      if (!exited) process.kill(pid, 'SIGKILL');
-    }, graceMs);
-    const how = await exit;
-    clearTimeout(timer);
-    return how;
+  const { child } = server;
+  const how = () => (child.signalCode ? `signal ${child.signalCode}` : `exit ${child.exitCode}`);
+  return {
+    label: spec.label,
+    pid: server.pid,
+    url: server.url,
+    logFile: spec.logFile,
+    stop: async (graceMs = 15_000) => {
+      await server.stop(graceMs);
+      return how();
+    },
   };
-  const deadline = Date.now() + readyTimeoutMs;
-  while (!(await healthy(url))) {
-    if (exited || Date.now() > deadline) {
-      await stop(2_000);
-      throw new Error(`${spec.label} did not become ready (${exited ?? 'timed out'}):\n${tail(spec.logFile)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { label: spec.label, pid, url, logFile: spec.logFile, stop };
-}
-
-function healthy(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = get(`${url}/health`, { timeout: 1_000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200);
-    });
-    request.on('error', () => resolve(false));
-    request.on('timeout', () => request.destroy());
-  });
 }
 
 export function tail(file: string, bytes = 2_000): string {

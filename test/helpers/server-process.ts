@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { freePort } from './free-port.js';
 
 export { freePort };
@@ -17,24 +18,37 @@ export interface ServerProcess {
 
 const SERVER_ENTRY = new URL('../../src/server.ts', import.meta.url).pathname;
 
-/** Starts `src/server.ts` as a real process; waits until /health answers unless `waitReady` is false. */
-export async function startServer(
-  env: Record<string, string>,
+/** How to launch a server process: the tests' `startServer` and the benches' both come here. */
+export interface LaunchSpec {
+  /** Its whole environment; PORT and HOST are added. */
+  readonly env: Record<string, string>;
+  /** Arguments to `node`: `src/server.ts` through tsx unless given (a bench runs a build). */
+  readonly args?: readonly string[];
+  /** The Node.js binary; this process's unless given. */
+  readonly node?: string;
+  readonly cwd?: string;
+  /** Where its stdout and stderr go; kept in memory unless given. */
+  readonly logFile?: string;
+  readonly port?: number;
+}
+
+/** Starts a server process; waits until /health answers unless `waitReady` is false. Stopped by its PID. */
+export async function launchServer(
+  spec: LaunchSpec,
   { waitReady = true, timeoutMs = 60_000 } = {},
 ): Promise<ServerProcess> {
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      // A busy test machine lags the event loop: no shedding unless a suite asks for it (test/faults/overload).
-      FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
-      ...env,
-      PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const port = spec.port ?? (spec.env.PORT ? Number(spec.env.PORT) : await freePort());
+  const log = spec.logFile === undefined ? undefined : openSync(spec.logFile, 'w');
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.node ?? process.execPath, [...(spec.args ?? ['--import', 'tsx', SERVER_ENTRY])], {
+      cwd: spec.cwd,
+      env: { ...spec.env, HOST: '127.0.0.1', PORT: String(port) },
+      stdio: ['ignore', log ?? 'pipe', log ?? 'pipe'],
+    });
+  } finally {
+    if (log !== undefined) closeSync(log);
+  }
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -50,7 +64,7 @@ export async function startServer(
     url,
     pid: child.pid ?? -1,
     child,
-    output: () => output,
+    output: () => (spec.logFile === undefined ? output : readFileSync(spec.logFile, 'utf8')),
     exited: () => exit,
     async stop(graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
@@ -67,6 +81,25 @@ export async function startServer(
   return server;
 }
 
+/** Starts `src/server.ts` as a real process, as the tests run it; waits until /health answers unless `waitReady` is false. */
+export function startServer(
+  env: Record<string, string>,
+  options: { waitReady?: boolean; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  return launchServer(
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        LOG_LEVEL: 'warn',
+        // A busy test machine lags the event loop: no shedding unless a suite asks for it (test/faults/overload).
+        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+        ...env,
+      },
+    },
+    options,
+  );
+}
+
 async function waitForHealth(server: ServerProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -74,7 +107,7 @@ async function waitForHealth(server: ServerProcess, timeoutMs: number): Promise<
       throw new Error(`server exited with ${server.child.exitCode}:\n${server.output()}`);
     }
     try {
-      const response = await fetch(`${server.url}/health`);
+      const response = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(1_000) });
       if (response.ok) return;
     } catch {
       // Not listening yet.
