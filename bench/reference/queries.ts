@@ -4,6 +4,9 @@
  * src/customers/customer.repository.ts (bench/throughput/sql-check.ts compares the two at the start of
  * every run and says so when they drift). Rows come back snake_case; the render functions give
  * them the API's keys in the API's order, with JSON.stringify doing the rest.
+ *
+ * Why a copy, not Funil's statements: the reference is the floor Funil is measured against, a
+ * server with none of Funil's code (no Kysely, no field tables) sending the same SQL.
  */
 
 const LEAD_COLUMNS =
