@@ -74,8 +74,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         operationId: 'updateTenant',
         summary: 'Rename, deactivate or reactivate a tenant',
         description:
-          "An inactive tenant's tokens are refused (403) and its webhook deliveries wait, at once on this instance " +
-          'and within seconds on the others; reactivated, it is served again and its deliveries resume.',
+          "An inactive tenant's tokens are refused (403), at once on this instance and within seconds on the others, " +
+          'and its webhook deliveries wait, on every instance; reactivated, it is served again and its deliveries ' +
+          'resume within seconds.',
         tags: ['tenants'],
         params: TenantParams,
         body: UpdateTenant,

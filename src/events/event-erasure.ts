@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { EVENT_SELECTION, type EventRow, eventRowOf, inFeedOrderAfter, type Position } from './event.repository.js';
+import { EVENT_SELECTION, type EventRow, eventRowOf, type Position, pastPosition } from './event.repository.js';
 
 /**
  * Whose events hold a person's data: records whose whole history is theirs (they hold the e-mail
@@ -35,7 +35,12 @@ export const eventErasure = {
     };
   },
 
-  /** Up to `limit` events of these histories past `after`, in feed order and as the feed shows them. */
+  /**
+   * Up to `limit` events of these histories past `after`, in feed order: every committed one, not
+   * only those the feed would show yet (a transaction open anywhere holds the feed's newest back, and
+   * an access request must not end short). One that commits while the pages are read, in a
+   * transaction older than the page read last, shows in a new read only.
+   */
   async events(
     handle: Db,
     tenantId: string,
@@ -45,7 +50,7 @@ export const eventErasure = {
   ): Promise<EventRow[]> {
     const { rows } = await sql<EventRow>`
       select ${EVENT_SELECTION} from events
-      where tenant_id = ${tenantId} and ${inFeedOrderAfter(page.after)} and ${ofHistories(histories, email)}
+      where tenant_id = ${tenantId} and ${pastPosition(page.after)} and ${ofHistories(histories, email)}
       order by events.xid, events.seq
       limit ${page.limit}`.execute(handle);
     return rows.map(eventRowOf);

@@ -126,6 +126,10 @@ function camelKeys(row: Readonly<Record<string, unknown>>): Record<string, unkno
  * still running (see EventRepository), so that paging on by the last one read misses none.
  */
 export function inFeedOrderAfter(after: Position | undefined) {
-  const past = after ? sql`(xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint) and` : sql``;
-  return sql`${past} xid < pg_snapshot_xmin(pg_current_snapshot())`;
+  return sql`${pastPosition(after)} and xid < pg_snapshot_xmin(pg_current_snapshot())`;
+}
+
+/** The events past `after` in feed order (every event when it is undefined), committed or held back alike. */
+export function pastPosition(after: Position | undefined) {
+  return after ? sql`(xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint)` : sql`true`;
 }

@@ -6,7 +6,8 @@ const Uuid = Type.String({ format: 'uuid' });
 
 /** Where a page of events starts: keyset paging, as the feed's. */
 export const EventAfter = Type.String({
-  pattern: '^[0-9a-f]{32}$',
+  // 16 hex digits of the transaction, 16 of the sequence number (a bigint: at most 7fff…).
+  pattern: '^[0-9a-f]{16}[0-7][0-9a-f]{15}$',
   description: 'The id of the last event read: the page starts after it. Without it, the oldest events kept.',
 });
 export const EventPageLimit = Type.Integer({

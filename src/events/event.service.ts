@@ -45,7 +45,7 @@ export interface FeedRequest {
 }
 
 /** An event id: its position, as 16 hex digits of xid then 16 of seq (ids sort in feed order). */
-const EVENT_ID = /^[0-9a-f]{32}$/;
+const EVENT_ID = /^[0-9a-f]{16}[0-7][0-9a-f]{15}$/;
 
 export class EventService {
   constructor(private readonly fields: Readonly<Record<EventFamily, FamilyFields>>) {}

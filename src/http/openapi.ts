@@ -237,10 +237,11 @@ function responseHeaders(
   upsert: boolean,
 ) {
   const headers: Record<string, object> = { ...requestIdHeader };
-  // A token refused before it is counted (a revoked or expired one, an inactive tenant) and load
-  // shed before any counting are answered without them.
+  // Answered without them: a token refused once it is known (a scope it lacks, revoked or expired
+  // since its lookup), a path no route takes, load shed before any counting.
+  const uncounted = status === 403 || status === 404 || status === 503;
   if (options.decorator === 'swagger')
-    Object.assign(headers, status === 403 || status === 503 ? optional(rateLimitHeaders) : rateLimitHeaders);
+    Object.assign(headers, uncounted ? optional(rateLimitHeaders) : rateLimitHeaders);
   if (status === 429 || status === 503) Object.assign(headers, retryAfter);
   if (status >= 300) return headers;
   if (response.type === 'array' && method === 'GET') {

@@ -1443,11 +1443,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1783,11 +1783,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2134,11 +2134,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,11 +2989,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3776,11 +3776,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4887,11 +4887,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5216,11 +5216,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,11 +5567,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6404,11 +6404,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7514,11 +7514,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7802,11 +7802,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8090,11 +8090,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9300,11 +9300,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9579,11 +9579,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9865,11 +9865,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10181,11 +10181,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10521,11 +10521,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10795,11 +10795,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11129,11 +11129,11 @@ export interface operations {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
                     /** @description Requests allowed per minute for this token. */
-                    "RateLimit-Limit": number;
+                    "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute. */
-                    "RateLimit-Remaining": number;
+                    "RateLimit-Remaining"?: number;
                     /** @description Seconds until the budget refills. */
-                    "RateLimit-Reset": number;
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
