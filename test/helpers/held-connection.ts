@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Database } from '../../src/db/database.js';
 
 /**
  * Takes one of the database's connections in a transaction and keeps it until the returned function
  * is called (which resolves once the transaction has ended). On a pool of one, every other query waits.
+ * `first` is the transaction's statement (`select pg_current_xact_id()` gives it a transaction id,
+ * which holds the change feed's newest events back).
  */
-export async function holdConnection(database: Database): Promise<() => Promise<void>> {
+export async function holdConnection(
+  database: Database,
+  first: RawBuilder<unknown> = sql`select 1`,
+): Promise<() => Promise<void>> {
   let letGo!: () => void;
   const released = new Promise<void>((resolve) => {
     letGo = resolve;
@@ -17,7 +22,7 @@ export async function holdConnection(database: Database): Promise<() => Promise<
     holding = resolve;
   });
   const transaction = database.db.transaction().execute(async (trx) => {
-    await sql`select 1`.execute(trx);
+    await first.execute(trx);
     holding();
     await released;
   });

@@ -6,6 +6,7 @@ import { EventRepository } from '../../src/events/event.repository.js';
 import { pruneOld } from '../../src/events/event-retention.js';
 import { assertError, assertForbidden } from '../helpers/assert-error.js';
 import { feedSettled } from '../helpers/feed.js';
+import { holdConnection } from '../helpers/held-connection.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -145,20 +146,7 @@ describeEachBackend(
       // PGlite has one connection: no transaction can stay open beside a request.
       if (ctx.backend !== 'postgres') return t.skip('needs a second connection');
       const tenant = await ctx.tenant();
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let begun!: () => void;
-      const open = new Promise<void>((resolve) => {
-        begun = resolve;
-      });
-      const transaction = ctx.db.transaction().execute(async (trx) => {
-        await sql`select pg_current_xact_id()`.execute(trx);
-        begun();
-        await held;
-      });
-      await open;
+      const release = await holdConnection(ctx.database, sql`select pg_current_xact_id()`);
       try {
         const lead = (await call(tenant, 'POST', '/leads', { name: 'Ana', email: 'ana@example.com' })).body;
         const feed = await call(tenant, 'GET', `/events?objectId=${lead._id}`);
@@ -170,8 +158,7 @@ describeEachBackend(
         );
         assert.equal(access.headers.link, undefined);
       } finally {
-        release();
-        await transaction;
+        await release();
       }
     });
 
