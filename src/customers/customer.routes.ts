@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { CursorCodec } from '../http/cursor.js';
+import type { CursorCodec } from '../records/cursor.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
 import { CustomerListQuery, customerListRequest } from './customer.list.js';
 import { customerMessages } from './customer.messages.js';

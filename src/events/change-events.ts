@@ -1,5 +1,4 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { Change } from '../auth/caller.js';
 
 /** The first word of an event's type: `lead.created`, `customer.deleted`. */
 export type EventFamily = 'lead' | 'customer';

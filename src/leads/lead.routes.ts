@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { actorOf, principalOf } from '../http/authenticate.js';
-import type { CursorCodec } from '../http/cursor.js';
 import { answer, errorResponses, IdParams } from '../http/schemas.js';
+import type { CursorCodec } from '../records/cursor.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
 import { leadMessages } from './lead.messages.js';

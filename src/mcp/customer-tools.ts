@@ -7,7 +7,7 @@ import {
   Customer,
   UpdateCustomer,
 } from '../customers/customer.schemas.js';
-import type { CursorCodec } from '../http/cursor.js';
+import type { CursorCodec } from '../records/cursor.js';
 import type { McpServices } from './mcp-services.js';
 import { type McpTool, quoted } from './mcp-tool.js';
 import { recordTools } from './record-tools.js';

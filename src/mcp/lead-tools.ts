@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { EventListQuery } from '../events/event.schemas.js';
 import { EVENT_TYPES } from '../events/event.service.js';
-import type { CursorCodec } from '../http/cursor.js';
 import { versionsOfIfMatch } from '../http/etag.js';
 import { IdParams } from '../http/schemas.js';
 import { LEAD_SORT_FIELDS, LeadListQuery, leadListRequest } from '../leads/lead.list.js';
@@ -15,6 +14,7 @@ import {
   LeadSummaryQuery,
   MAX_SUMMARY_DAYS,
 } from '../leads/lead-summary.schemas.js';
+import type { CursorCodec } from '../records/cursor.js';
 import { notFound } from '../shared/errors.js';
 import type { McpServices } from './mcp-services.js';
 import { defineTool, IfMatchArgument, ifMatchOf, type McpTool, NextCursor, quoted, reworded } from './mcp-tool.js';

@@ -5,8 +5,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CursorCodec } from '../http/cursor.js';
 import { sendApiError } from '../http/error-handler.js';
+import type { CursorCodec } from '../records/cursor.js';
 import { customerTools } from './customer-tools.js';
 import { failure, type JsonRpcId, type OwnAnswer, type StrayArguments, sendOwn } from './json-rpc.js';
 import { leadTools } from './lead-tools.js';

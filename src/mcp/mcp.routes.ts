@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import { ANY_TOKEN } from '../auth/scopes.js';
-import type { CursorCodec } from '../http/cursor.js';
+import type { CursorCodec } from '../records/cursor.js';
 import { forbidden } from '../shared/errors.js';
 import { failure, methodOf, preflight, sendOwn } from './json-rpc.js';
 import type { McpEndpoint } from './mcp-endpoint.js';

@@ -1,9 +1,9 @@
 import { type TObject, type TSchema, Type } from 'typebox';
 import type { Scope } from '../auth/scopes.js';
-import type { CursorCodec } from '../http/cursor.js';
 import { etagOf, versionsOfIfMatch } from '../http/etag.js';
-import { listRequestOf, type RecordLister, readPage } from '../http/list-page.js';
 import { IdParams } from '../http/schemas.js';
+import type { CursorCodec } from '../records/cursor.js';
+import { listRequestOf, type RecordLister, readPage } from '../records/list-page.js';
 import type { RecordRouteService } from '../records/record.routes.js';
 import type { Stored } from '../records/record.service.js';
 import type { Text } from '../shared/messages.js';

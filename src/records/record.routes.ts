@@ -5,11 +5,12 @@ import type { Scope, ScopeRule } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import { actorOf, principalOf } from '../http/authenticate.js';
-import type { CursorCodec } from '../http/cursor.js';
 import { expectedVersions, IfMatchHeaders, setEtag } from '../http/etag.js';
-import { listPage, listRequestOf, type RecordLister, type RecordListService } from '../http/list-page.js';
+import { setNextPage } from '../http/next-page.js';
 import { answer, conflictResponse, errorResponses, IdParams, SuccessBody } from '../http/schemas.js';
 import type { Text } from '../shared/messages.js';
+import type { CursorCodec } from './cursor.js';
+import { listRequestOf, type RecordLister, type RecordListService, readPage } from './list-page.js';
 import type { Stored, Upserted, UpsertKey } from './record.service.js';
 import { type BatchService, registerBatchRoute } from './record-batch.routes.js';
 import { UpsertQuery } from './upsert-query.js';
@@ -86,12 +87,10 @@ export function registerRecordRoutes<Item extends { _id: string }>(
     },
     async (request, reply) => {
       const query = request.query as Record<string, unknown>;
-      return listPage(
-        request,
-        reply,
-        resource.cursors,
-        listRequestOf(resource, request.db, principalOf(request).tenantId, query),
-      );
+      const list = listRequestOf(resource, request.db, principalOf(request).tenantId, query);
+      const { items, next } = await readPage(resource.cursors, list);
+      if (next) setNextPage(request, reply, next);
+      return items;
     },
   );
 

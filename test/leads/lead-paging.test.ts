@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { appSecret } from '../../src/db/app-secrets.js';
-import { CursorCodec, cursorBinding } from '../../src/http/cursor.js';
 import { leadSchemas } from '../../src/leads/lead.schemas.js';
+import { CursorCodec, cursorBinding } from '../../src/records/cursor.js';
 import { assertEachOnce, flipChar, ids, walk } from '../helpers/list-walk.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { expectedLeadOrder, insertLeads, LEAD_SORT_SQL, type LeadSort, STATUSES } from './lead-bulk.js';

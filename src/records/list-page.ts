@@ -1,10 +1,8 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
 import { fitsSortKey, type KeysetPage, type ListedRows, type SortKey } from '../db/keyset.js';
 import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { type CursorCodec, cursorBinding } from './cursor.js';
-import { setNextPage } from './next-page.js';
 
 export interface ListRequest<Item> {
   tenantId: string;
@@ -39,18 +37,6 @@ export async function readPage<Item extends { _id: string }>(
   const last = items.length > list.limit ? page[page.length - 1] : resumeAfter;
   const next = last && (await cursors.encode({ value: list.key.valueOf(last), id: last._id }, binding));
   return { items: page, next };
-}
-
-/** Runs one keyset page and, when more rows follow, sets the next-page headers. */
-export async function listPage<Item extends { _id: string }>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  cursors: CursorCodec,
-  list: ListRequest<Item>,
-): Promise<Item[]> {
-  const { items, next } = await readPage(cursors, list);
-  if (next) setNextPage(request, reply, next);
-  return items;
 }
 
 export interface RecordListService<Item extends { _id: string }> {
