@@ -32,6 +32,7 @@ import { defaultRequestConcurrency, defaultTenantShare, shareByTenantLines } fro
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadRoutes } from './leads/lead.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
+import { pipelineRoutes } from './pipelines/pipeline.routes.js';
 import { personalDataRoutes } from './privacy/personal-data.routes.js';
 import { CursorCodec } from './records/cursor.js';
 import { buildServices } from './services.js';
@@ -138,12 +139,8 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       rates.countTokens(external);
       rejectMalformedIds(external);
       honourIdempotencyKeys(external, services.idempotency);
-      await external.register(leadRoutes, {
-        leads: services.leads,
-        statuses: services.leadStatuses,
-        schemas: services.leadSchemas,
-        cursors,
-      });
+      await external.register(leadRoutes, { leads: services.leads, pipelines: services.pipelineCatalog, cursors });
+      await external.register(pipelineRoutes, { pipelines: services.pipelines });
       await external.register(customerRoutes, { customers: services.customers, cursors });
       await external.register(customFieldRoutes, { fields: services.fields });
       await external.register(eventRoutes, { events: services.events, schemas: services.eventSchemas });

@@ -4,6 +4,8 @@ import { SCOPES } from './auth/scopes.js';
 import { TokenRepository } from './auth/token.repository.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest, withStartupLock } from './db/migrate.js';
+import { PipelineRepository } from './pipelines/pipeline.repository.js';
+import { stagesOf } from './pipelines/pipeline.types.js';
 
 export interface PreparedDatabase {
   migrations: string[];
@@ -15,12 +17,19 @@ export interface PreparedDatabase {
 const DEMO_TOKEN_LIFETIME_MS = 30 * 24 * 60 * 60_000;
 
 /**
- * Brings the schema up to date and, on a first start, creates tenant `Demo` with an
- * all-scope token valid for 30 days (SPEC §9). Runs under the start-up lock, so concurrent starts do it once.
+ * Brings the schema up to date, gives each tenant without a pipeline its first one from
+ * `leadStatuses` (FUNIL_LEAD_STATUSES: the tenants made before pipelines, SPEC §20; a tenant made
+ * later gets it on its first request, PipelineCatalog) and, on a first start, creates tenant `Demo`
+ * with an all-scope token valid for 30 days (SPEC §9). Runs under the start-up lock, so
+ * concurrent starts do it once.
  */
-export function prepareDatabase(db: Db, options: { bootstrap: boolean }): Promise<PreparedDatabase> {
+export function prepareDatabase(
+  db: Db,
+  options: { bootstrap: boolean; leadStatuses?: readonly string[] },
+): Promise<PreparedDatabase> {
   return withStartupLock(db, async (conn) => {
     const migrations = await migrateToLatest(conn);
+    if (options.leadStatuses) await new PipelineRepository().ensureFirstOfAll(conn, stagesOf(options.leadStatuses));
     if (!options.bootstrap) return { migrations };
     const demoToken = await conn.transaction().execute(async (trx) => {
       const tenants = new TenantRepository(trx);

@@ -34,7 +34,10 @@ async function main(): Promise<void> {
   });
   let app: FastifyInstance;
   try {
-    const prepared = await prepareDatabase(database.db, { bootstrap: config.bootstrap });
+    const prepared = await prepareDatabase(database.db, {
+      bootstrap: config.bootstrap,
+      leadStatuses: config.leadStatuses,
+    });
     if (prepared.migrations.length) logger.info({ migrations: prepared.migrations }, 'database migrated');
     app = await buildApp({ config, database, logger });
     await app.listen({ host: config.host, port: config.port });

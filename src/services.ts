@@ -16,6 +16,13 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { leadFields } from './leads/lead.fields.js';
 import { leadSchemas } from './leads/lead.schemas.js';
 import { LeadService } from './leads/lead.service.js';
+import { PipelineRepository } from './pipelines/pipeline.repository.js';
+import { PipelineObject } from './pipelines/pipeline.schemas.js';
+import { PipelineService } from './pipelines/pipeline.service.js';
+import { stagesOf } from './pipelines/pipeline.types.js';
+import { PipelineCatalog } from './pipelines/pipeline-catalog.js';
+import { pipelineEventFields } from './pipelines/pipeline-event-fields.js';
+import { PipelineMoves } from './pipelines/pipeline-moves.js';
 import { PersonalDataRepository } from './privacy/personal-data.repository.js';
 import { PersonalDataService } from './privacy/personal-data.service.js';
 import { defaultListScanRows } from './records/scan-window.js';
@@ -24,7 +31,7 @@ import { SecretBox } from './webhooks/secret-box.js';
 import { WebhookRepository } from './webhooks/webhook.repository.js';
 import { WebhookService } from './webhooks/webhook.service.js';
 
-/** The longest a DELETE of a custom field waits for its values to be gone before it answers. */
+/** The longest a DELETE of a custom field (or a change of pipelines) waits for its values to be gone (its leads moved) before it answers. */
 const REMOVAL_WAIT_MS = 2_000;
 
 export interface ServiceDependencies {
@@ -43,9 +50,13 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   const { db } = database;
   const statuses = config.leadStatuses;
   const scanRows = config.listScanRows ?? defaultListScanRows(database.backend);
-  const { fields, catalog, leads, customers } = buildRecordServices(db, { statuses, scanRows });
-  const schemas = leadSchemas(statuses, fields);
-  const events = new EventService({ lead: fields, customer: customerFields });
+  const { catalog, pipelineCatalog, pipelineRepository, leads, customers } = buildRecordServices(db, {
+    statuses,
+    scanRows,
+  });
+  const schemas = leadSchemas;
+  const events = new EventService({ lead: leadFields, customer: customerFields, pipeline: pipelineEventFields });
+  const pipelineMoves = new PipelineMoves(db, logger);
   const fieldValueRemoval = new CustomValueRemoval(db, logger);
   const idempotency = new IdempotencyRepository(db);
   const webhookRepository = new WebhookRepository();
@@ -59,12 +70,11 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
      * runs on `request.db`, which every service method takes as its first argument.
      */
     db,
-    /** FUNIL_LEAD_STATUSES, in pipeline order. */
+    /** FUNIL_LEAD_STATUSES, the stages of a tenant's first pipeline. */
     leadStatuses: statuses,
-    leadFields: fields,
     leadSchemas: schemas,
-    /** The change feed's event, with this deployment's lead (its statuses) and the customer. */
-    eventSchemas: eventSchemas(schemas.Lead, Customer),
+    /** The change feed's event, with the lead and the customer. */
+    eventSchemas: eventSchemas(schemas.Lead, Customer, PipelineObject),
     leads,
     customers,
     events,
@@ -77,6 +87,16 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
       Math.min(REMOVAL_WAIT_MS, config.requestTimeoutMs / 2),
     ),
     fieldValueRemoval,
+    /** One copy of each tenant's pipelines, which every lead write checks its status against. */
+    pipelineCatalog,
+    pipelineRepository,
+    pipelineMoves,
+    pipelines: new PipelineService(
+      pipelineRepository,
+      pipelineCatalog,
+      pipelineMoves,
+      Math.min(REMOVAL_WAIT_MS, config.requestTimeoutMs / 2),
+    ),
     personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository(), idempotency),
     idempotency,
     webhookRepository,
@@ -90,17 +110,18 @@ export type Services = ReturnType<typeof buildServices>;
 
 /**
  * The lead and customer services alone, on `db` (buildServices builds them so too): for tools
- * that only write and read records, such as the benches. `scanRows`: the most rows a filtered
- * list page reads.
+ * that only write and read records, such as the benches. `statuses`: the stages of a tenant's
+ * first pipeline (FUNIL_LEAD_STATUSES); `scanRows`: the most rows a filtered list page reads.
  */
 export function buildRecordServices(
   db: Db,
   { statuses, scanRows }: { statuses: readonly string[]; scanRows: number | undefined },
 ) {
-  const fields = leadFields(statuses);
   const catalog = new CustomFieldCatalog(new CustomFieldRepository());
+  const pipelineRepository = new PipelineRepository();
+  const pipelineCatalog = new PipelineCatalog(pipelineRepository, stagesOf(statuses));
   const customers = new CustomerService({ db, scanRows, catalog });
-  const leads = new LeadService({ db, statuses, fields, scanRows, catalog, customers });
+  const leads = new LeadService({ db, pipelines: pipelineCatalog, scanRows, catalog, customers });
   customers.onDelete = (trx, actor, id) => leads.unlinkCustomer(trx, actor, id);
-  return { fields, catalog, leads, customers };
+  return { catalog, pipelineCatalog, pipelineRepository, leads, customers };
 }

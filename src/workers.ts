@@ -17,12 +17,14 @@ const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
 /**
  * Every background job of an instance, started when the app is ready and stopped when it closes
  * (before the database, which the app closes last): the events' retention (with the webhook
- * deliveries made from them), the removal of a deleted custom field's values, the purge of kept
+ * deliveries made from them), the removal of a deleted custom field's values, the moves of leads
+ * out of removed pipeline stages, the purge of kept
  * Idempotency-Key answers, and, on an instance that delivers (FUNIL_WEBHOOKS_DELIVER), the webhook
  * dispatcher and worker. A plugin of its own, so that its hooks close before the root's.
  */
 export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { services, config }) => {
-  const { db, webhookRepository, attemptQueue, secrets, events, fieldValueRemoval, idempotency } = services;
+  const { db, webhookRepository, attemptQueue, secrets, events, fieldValueRemoval, idempotency, pipelineMoves } =
+    services;
   const metrics = new WebhookMetrics(app.metricsRegistry, db, webhookRepository);
   if (config.webhooks.deliver) {
     deliverWebhooks(app, {
@@ -46,6 +48,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     fieldValueRemoval
       .resumeAll()
       .catch((error: unknown) => app.log.error({ err: error }, 'custom field values: resume failed'));
+    pipelineMoves.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'pipeline moves: resume failed'));
     purge = setInterval(() => {
       idempotency.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     }, IDEMPOTENCY_PURGE_MS);
@@ -53,6 +56,6 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
   });
   app.addHook('onClose', async () => {
     clearInterval(purge);
-    await Promise.all([stopRetention?.(), fieldValueRemoval.stop(), attemptQueue.stop()]);
+    await Promise.all([stopRetention?.(), fieldValueRemoval.stop(), pipelineMoves.stop(), attemptQueue.stop()]);
   });
 };

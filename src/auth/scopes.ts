@@ -9,6 +9,7 @@ export const SCOPES = [
   'fields:write',
   'privacy:read',
   'privacy:write',
+  'pipelines:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -34,7 +34,7 @@ export function customerStore(db: Db, scanRows?: number): RecordStore {
     events: 'customer',
     columns: customerFields.rowColumns,
     listSelection: customerFields.listSelection,
-    insertColumns: [...customerFields.writableKeys, 'id', 'tenantId'],
+    insertColumns: [...customerFields.writableColumns, 'id', 'tenantId'],
     derived: {
       // An update that sets only first or last name rebuilds `name` from both as stored after it
       // (SPEC §4); both parts cleared leave the name as it was: a name cannot be cleared.

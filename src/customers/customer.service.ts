@@ -4,6 +4,7 @@ import type { ExpectedVersions } from '../db/precondition.js';
 import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
 import { RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
+import { fixedStatuses } from '../records/status-rules.js';
 import { validationFailed } from '../shared/errors.js';
 import { truncate } from '../shared/fields.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
@@ -30,12 +31,12 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
    * tenants' own fields, shared with the routes that change them.
    */
   constructor({ db, scanRows, catalog }: { db: Db; scanRows: number | undefined; catalog: CustomFieldCatalog }) {
-    super(
-      customerStore(db, scanRows),
-      customerFields,
-      customerMessages.customerNotFound,
-      CUSTOMER_STATUSES,
-      [
+    super({
+      store: customerStore(db, scanRows),
+      fields: customerFields,
+      notFoundText: customerMessages.customerNotFound,
+      statusRules: fixedStatuses(CUSTOMER_STATUSES),
+      uniqueFields: [
         {
           field: 'email',
           column: 'email',
@@ -51,8 +52,8 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
           readScope: 'customers:read',
         },
       ],
-      catalog.forResource('customer'),
-    );
+      customFields: catalog.forResource('customer'),
+    });
   }
 
   /** SPEC §13: deleting a customer, and the leads converted to it unlinked, in one transaction. */

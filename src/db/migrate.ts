@@ -16,6 +16,7 @@ import * as leadsCreateScope from './migrations/2026-11-27T1000-leads-create-sco
 import * as deliveryObjects from './migrations/2026-11-27T1100-delivery-objects.js';
 import * as replacedAttempts from './migrations/2026-11-27T1200-replaced-attempts.js';
 import * as leadCustomerIndex from './migrations/2026-11-27T1300-lead-customer-index.js';
+import * as pipelines from './migrations/2026-11-28T1000-pipelines.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27T1100-delivery-objects': deliveryObjects,
   '2026-11-27T1200-replaced-attempts': replacedAttempts,
   '2026-11-27T1300-lead-customer-index': leadCustomerIndex,
+  '2026-11-28T1000-pipelines': pipelines,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

@@ -41,6 +41,8 @@ export interface LeadTable {
   notes: string | null;
   externalId: string | null;
   customerId: string | null;
+  /** Null: the tenant's first pipeline, whose id is the tenant's (migration 2026-11-28T1000). */
+  pipelineId: string | null;
   custom: Generated<CustomValues>;
   createdBy: string;
   createdAt: CreatedAt;
@@ -94,6 +96,40 @@ export interface CustomFieldRemovalTable {
   createdAt: CreatedAt;
 }
 
+/** A pipeline's stage as stored in `pipelines.stages` (SPEC §20). */
+export interface StoredStage {
+  key: string;
+  label: string;
+  kind: 'open' | 'won' | 'lost';
+}
+
+export interface PipelineTable {
+  tenantId: string;
+  id: string;
+  name: string;
+  isDefault: boolean;
+  stages: ColumnType<StoredStage[], string, string>;
+  createdAt: CreatedAt;
+  updatedAt: Timestamp;
+  version: Generated<number>;
+}
+
+export interface PipelineMoveTable {
+  tenantId: string;
+  id: string;
+  /** As leads hold it: null is the tenant's first pipeline. */
+  fromPipeline: string | null;
+  /** Null: every lead of the pipeline (it is being deleted). */
+  fromStage: string | null;
+  toPipeline: string | null;
+  toStage: string;
+  afterCreatedAt: Date | null;
+  afterId: string | null;
+  tokenId: string | null;
+  requestId: string | null;
+  createdAt: CreatedAt;
+}
+
 export interface IdempotencyKeyTable {
   tenantId: string;
   tokenId: string;
@@ -121,4 +157,6 @@ export interface Tables {
   idempotencyKeys: IdempotencyKeyTable;
   customFields: CustomFieldTable;
   customFieldRemovals: CustomFieldRemovalTable;
+  pipelines: PipelineTable;
+  pipelineMoves: PipelineMoveTable;
 }

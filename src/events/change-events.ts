@@ -1,7 +1,9 @@
 import { type RawBuilder, sql } from 'kysely';
 
-/** The first word of an event's type: `lead.created`, `customer.deleted`. */
+/** The first word of a record's event types, `lead.created`, `customer.deleted`; a family needs its resource's read scope. */
 export type EventFamily = 'lead' | 'customer';
+/** What an event's object is, the first word of its type: a record's family, or a pipeline (of the `lead` family, SPEC §20). */
+export type EventObjectKind = EventFamily | 'pipeline';
 
 /** The columns of `events` an event statement sets, in the order of the select lists below. */
 export const EVENT_COLUMNS = ['tenantId', 'type', 'objectId', 'tokenId', 'requestId', 'object', 'previous'] as const;
@@ -25,7 +27,7 @@ export const changeEvents = {
    * type is `<family>.status_changed` when the status is among them, else `<family>.updated`,
    * unless the write names its own (`lead.converted`).
    */
-  ofUpdate(family: EventFamily, change: ChangeParams & { eventType?: unknown }): RawBuilder<unknown> {
+  ofUpdate(family: EventObjectKind, change: ChangeParams & { eventType?: unknown }): RawBuilder<unknown> {
     return sql`
       select w.tenant_id,
         coalesce(${change.eventType}::text,

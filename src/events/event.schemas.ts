@@ -43,8 +43,8 @@ const IdOnly = Type.Object(
   { additionalProperties: false, description: 'An erased record: its id only.' },
 );
 
-/** SPEC §14's event, `object` being the full lead or customer object of the app. */
-export function eventSchemas(lead: TSchema, customer: TSchema) {
+/** SPEC §14's event, `object` being the full lead or customer object of the app, or a pipeline (SPEC §20). */
+export function eventSchemas(lead: TSchema, customer: TSchema, pipeline: TSchema) {
   const Event = Type.Object(
     {
       id: Type.String({ description: 'Opaque; ids sort in feed order. Send the last one read as `after`.' }),
@@ -69,8 +69,10 @@ export function eventSchemas(lead: TSchema, customer: TSchema) {
       ),
       data: Type.Object(
         {
-          object: Type.Union([lead, customer, IdOnly], {
-            description: 'The full object after the change (before it, for a delete); only `{_id}` once erased.',
+          object: Type.Union([lead, customer, pipeline, IdOnly], {
+            description:
+              'The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only ' +
+              '`{_id}` once erased.',
           }),
           changedFields: Type.Array(Type.String(), {
             description: 'The fields the change changed; [] on create and delete.',

@@ -2,23 +2,43 @@ import type { Db } from '../db/database.js';
 import type { StoredRow } from '../records/record-store.js';
 import { cursorExpired, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import type { EventFamily } from './change-events.js';
+import type { EventFamily, EventObjectKind } from './change-events.js';
 import { eventMessages } from './event.messages.js';
 import { EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
 
-/** SPEC §14's event types, by family; each family needs its resource's read scope. */
+/** SPEC §14's event types, by family; each family needs its resource's read scope (pipelines': leads', SPEC §20). */
 export const EVENT_TYPES = {
-  lead: ['lead.created', 'lead.updated', 'lead.status_changed', 'lead.converted', 'lead.deleted'],
+  lead: [
+    'lead.created',
+    'lead.updated',
+    'lead.status_changed',
+    'lead.converted',
+    'lead.deleted',
+    'pipeline.created',
+    'pipeline.updated',
+    'pipeline.deleted',
+  ],
   customer: ['customer.created', 'customer.updated', 'customer.status_changed', 'customer.deleted'],
 } as const satisfies Record<EventFamily, readonly string[]>;
 export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer];
-const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
+export const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
+
+const FAMILY_OF_TYPE: ReadonlyMap<string, EventFamily> = new Map(
+  (Object.entries(EVENT_TYPES) as [EventFamily, readonly string[]][]).flatMap(([family, types]) =>
+    types.map((type): [string, EventFamily] => [type, family]),
+  ),
+);
+
+/** The family an event type belongs to (whose read scope it needs); a type of none is taken by its first word. */
+export function familyOf(type: string): EventFamily {
+  return FAMILY_OF_TYPE.get(type) ?? (type.slice(0, type.indexOf('.')) as EventFamily);
+}
 
 /** How a family's stored rows become API objects: its resource's field table. */
 export interface FamilyFields {
   toObject(row: StoredRow): Record<string, unknown>;
   /** The API name of each column (`id` → `_id`), and how to show a column's stored value. */
-  fieldOf(column: string): { field: string; fromStored(value: unknown): unknown } | undefined;
+  fieldOf(column: string): { field: string; fromStored(value: unknown, row: StoredRow): unknown } | undefined;
 }
 
 export interface ApiEvent {
@@ -48,7 +68,7 @@ export interface FeedRequest {
 const EVENT_ID = /^[0-9a-f]{16}[0-7][0-9a-f]{15}$/;
 
 export class EventService {
-  constructor(private readonly fields: Readonly<Record<EventFamily, FamilyFields>>) {}
+  constructor(private readonly fields: Readonly<Record<EventObjectKind, FamilyFields>>) {}
 
   /** A page of the feed, read on `handle`: the events after `after`, oldest first; `more` when others follow. */
   async feed(handle: Db, request: FeedRequest): Promise<{ events: ApiEvent[]; more: boolean }> {
@@ -102,12 +122,12 @@ export class EventService {
       return { ...head, redacted: true, data: { object: { _id: row.objectId }, changedFields: [], previous: null } };
     if (row.reason === 'erasure')
       return { ...head, data: { object: { _id: row.objectId }, changedFields: [], previous: {} } };
-    const fields = this.fields[familyOf(row.type)];
+    const fields = this.fields[row.type.slice(0, row.type.indexOf('.')) as EventObjectKind];
     const object = fields.toObject(row.object as StoredRow);
     const former: Record<string, unknown> = {};
     for (const [column, value] of Object.entries(row.previous)) {
       const field = fields.fieldOf(column);
-      if (field) former[field.field] = field.fromStored(value);
+      if (field) former[field.field] = field.fromStored(value, row.object as StoredRow);
     }
     // In the order of the object's fields, not jsonb's; `custom` as one entry per key (SPEC §16).
     const changes = Object.keys(object).flatMap((field): [string, unknown][] => {
@@ -131,10 +151,6 @@ function customChanges(before: CustomValues | null, after: CustomValues): [strin
     .sort()
     .filter((key) => JSON.stringify(was.get(key)) !== JSON.stringify(now.get(key)))
     .map((key) => [`custom.${key}`, was.get(key) ?? null]);
-}
-
-function familyOf(type: string): EventFamily {
-  return type.slice(0, type.indexOf('.')) as EventFamily;
 }
 
 function idOf(row: Pick<EventRow, 'xid' | 'seq'>): string {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { BackgroundRuns } from '../shared/background-runs.js';
 import type { CustomResource } from './custom-field-types.js';
 
 /** Rows read per step: each step is one short transaction, so writers of those rows wait little. */
@@ -26,57 +27,39 @@ const RETRY_MS = 10_000;
  * deleted the field, in the step's own statement.
  */
 export class CustomValueRemoval {
-  readonly #running = new Set<Promise<unknown>>();
-  readonly #retries = new Set<NodeJS.Timeout>();
-  #stopping = false;
+  readonly #runs: BackgroundRuns;
 
   constructor(
     private readonly db: Db,
-    private readonly log: FastifyBaseLogger,
-  ) {}
+    log: FastifyBaseLogger,
+  ) {
+    this.#runs = new BackgroundRuns(log, 'custom field values: removal', RETRY_MS);
+  }
 
   /**
    * Removes the values of the deleted field `key`; resolves when none is left, when another runner
    * has them, or when a step failed (it is tried again later).
    */
   start(tenantId: string, resource: CustomResource, key: string): Promise<void> {
-    const run = this.#run(tenantId, resource, key).catch((error: unknown) => {
-      this.log.error({ err: error, tenantId, resource, key }, 'custom field values: removal failed; trying again');
-      this.#retryLater(tenantId, resource, key);
-    });
-    this.#running.add(run);
-    void run.finally(() => this.#running.delete(run));
-    return run;
+    return this.#runs.start({ tenantId, resource, key }, () => this.#run(tenantId, resource, key));
   }
 
   /** Runs every removal left pending (by an instance that stopped mid-way), one after the other. */
   async resumeAll(): Promise<void> {
     const pending = await this.db.selectFrom('customFieldRemovals').select(['tenantId', 'resource', 'key']).execute();
     for (const { tenantId, resource, key } of pending) {
-      if (this.#stopping) return;
+      if (this.#runs.stopping) return;
       await this.start(tenantId, resource, key);
     }
   }
 
   /** Stops after the steps under way: what is left resumes at the next start. */
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    for (const timer of this.#retries) clearTimeout(timer);
-    await Promise.allSettled([...this.#running]);
-  }
-
-  #retryLater(tenantId: string, resource: CustomResource, key: string): void {
-    if (this.#stopping) return;
-    const timer = setTimeout(() => {
-      this.#retries.delete(timer);
-      void this.start(tenantId, resource, key);
-    }, RETRY_MS);
-    timer.unref();
-    this.#retries.add(timer);
+  stop(): Promise<void> {
+    return this.#runs.stop();
   }
 
   async #run(tenantId: string, resource: CustomResource, key: string): Promise<void> {
-    while (!this.#stopping && (await this.#step(tenantId, resource, key)) === 'more') {
+    while (!this.#runs.stopping && (await this.#step(tenantId, resource, key)) === 'more') {
       // Between steps, other work of the event loop and of the database goes first.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -15,6 +15,12 @@ export const ErrorBody = Type.Object(
       Type.Array(Type.Object({ field: Type.String(), message: Type.String() }, { additionalProperties: false })),
     ),
     existingId: Type.Optional(Type.String({ format: 'uuid' })),
+    leadCount: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'On a pipeline change refused: how many leads it would leave stageless.',
+      }),
+    ),
     requestId: Type.Optional(Type.String()),
   },
   { additionalProperties: false },

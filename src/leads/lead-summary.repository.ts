@@ -5,6 +5,8 @@ export interface SummaryPeriod {
   readonly since: Date;
   readonly until: Date;
   readonly source?: string | undefined;
+  /** The pipeline as leads hold it (storedPipeline): null is the tenant's first. */
+  readonly pipeline: string | null;
 }
 
 /** One group of the summary: by status, by source, or by UTC day, as `kind` says. */
@@ -18,7 +20,7 @@ export interface SummaryGroup {
 const KIND_OF_GROUPING: Readonly<Record<number, SummaryGroup['kind']>> = { 3: 'status', 5: 'source', 6: 'day' };
 
 /**
- * SPEC §18's counts in one statement: the tenant's leads created in the period (a range of the
+ * SPEC §18's counts in one statement: the tenant's leads of one pipeline created in the period (a range of the
  * tenant's creation-time index; with `source`, of its source index), grouped three ways at once.
  */
 export async function summaryGroups(db: Db, tenantId: string, period: SummaryPeriod): Promise<SummaryGroup[]> {
@@ -34,7 +36,8 @@ export async function summaryGroups(db: Db, tenantId: string, period: SummaryPer
     from (
       select status, source, (created_at at time zone 'UTC')::date as day
       from leads
-      where tenant_id = ${tenantId} and created_at >= ${period.since} and created_at < ${period.until} ${source}
+      where tenant_id = ${tenantId} and created_at >= ${period.since} and created_at < ${period.until}
+        and pipeline_id is not distinct from ${period.pipeline}::uuid ${source}
     ) as period
     group by grouping sets ((status), (source), (day))`.execute(db);
   return rows.map((row) => {

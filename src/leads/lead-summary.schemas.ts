@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { Nullable, Timestamp, TrimmedString } from '../shared/schemas.js';
+import { STAGE_KINDS } from '../pipelines/pipeline.types.js';
+import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
 /** SPEC §18: a period of at most this many UTC days (`perDay` lists each of them). */
 export const MAX_SUMMARY_DAYS = 366;
@@ -18,6 +19,9 @@ export const LeadSummaryQuery = Type.Object(
       Type.String({ format: 'date-time', description: 'Leads created before (ISO 8601, exclusive). Default: now.' }),
     ),
     source: Type.Optional(TrimmedString({ minLength: 1, maxLength: 100, description: 'Only leads of this source.' })),
+    pipeline: Type.Optional(
+      Type.String({ format: 'uuid', description: "The pipeline counted. Default: the tenant's default pipeline." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -28,9 +32,22 @@ const Count = Type.Integer({ minimum: 0 });
 export const LeadSummary = Type.Object(
   {
     total: Count,
-    byStatus: Type.Array(Type.Object({ status: Type.String(), count: Count }, { additionalProperties: false }), {
-      description: 'Every status, in pipeline order (FUNIL_LEAD_STATUSES), zeros included.',
-    }),
+    pipeline: Type.String({ format: 'uuid', description: 'The pipeline counted.' }),
+    byStatus: Type.Array(
+      Type.Object(
+        {
+          status: Type.String(),
+          kind: Nullable(
+            StringEnum(STAGE_KINDS, {
+              description: "The stage's kind; null for a status no stage has now, which some leads still hold.",
+            }),
+          ),
+          count: Count,
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every stage of the pipeline, in board order, zeros included; then any status no stage has now.' },
+    ),
     bySource: Type.Array(
       Type.Object({ source: Nullable(Type.String()), count: Count }, { additionalProperties: false }),
       { description: 'Largest first; leads without a source under `null`.' },

@@ -1,4 +1,6 @@
 import type { Db } from '../db/database.js';
+import { type StageKind, storedPipeline } from '../pipelines/pipeline.types.js';
+import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { summaryGroups } from './lead-summary.repository.js';
@@ -12,13 +14,14 @@ import {
 const DAY_MS = 86_400_000;
 
 /**
- * SPEC §18: the tenant's leads created in a period, by status (pipeline order, every status), by
- * source (largest first) and per UTC day (every day of the period), from one grouped query.
+ * SPEC §18 and §20: the leads of one pipeline (the default unless `pipeline=`) created in a period,
+ * by status (its stages in board order, each with its kind, zeros included), by source (largest
+ * first) and per UTC day (every day of the period), from one grouped query.
  */
 export async function leadSummary(
   db: Db,
   tenantId: string,
-  statuses: readonly string[],
+  pipelines: TenantPipelines,
   query: LeadSummaryQuery,
   now = new Date(),
 ): Promise<LeadSummary> {
@@ -38,16 +41,24 @@ export async function leadSummary(
       { field: 'createdSince', message: fieldMessage('createdSince', fieldMessages.periodDays(MAX_SUMMARY_DAYS)) },
     ]);
   }
-  const groups = await summaryGroups(db, tenantId, { since, until, source: query.source });
+  const pipeline = query.pipeline === undefined ? pipelines.default : pipelines.named(query.pipeline);
+  const stored = storedPipeline(tenantId, pipeline.id);
+  const groups = await summaryGroups(db, tenantId, { since, until, source: query.source, pipeline: stored });
   const counted = (kind: string) =>
     new Map(groups.filter((group) => group.kind === kind).map((group) => [group.key, group.count]));
   const byStatus = counted('status');
-  // Statuses a former FUNIL_LEAD_STATUSES allowed, still held by some leads, come after the pipeline's.
-  const shown = [...statuses, ...[...byStatus.keys()].filter((status) => !statuses.includes(status as string))];
+  // Statuses no stage has now (a former FUNIL_LEAD_STATUSES's), still held by some leads, come after the stages.
+  const kinds = new Map<string, StageKind>(pipeline.stages.map((stage) => [stage.key, stage.kind]));
+  const shown = [...kinds.keys(), ...[...byStatus.keys()].filter((status) => !kinds.has(status as string))];
   const perDay = counted('day');
   return {
     total: [...byStatus.values()].reduce((sum, count) => sum + count, 0),
-    byStatus: shown.map((status) => ({ status: status as string, count: byStatus.get(status) ?? 0 })),
+    pipeline: pipeline.id,
+    byStatus: shown.map((status) => ({
+      status: status as string,
+      kind: kinds.get(status as string) ?? null,
+      count: byStatus.get(status) ?? 0,
+    })),
     bySource: [...counted('source')]
       .map(([source, count]) => ({ source, count }))
       .sort((a, b) => b.count - a.count || bySourceName(a.source, b.source)),

@@ -3,11 +3,13 @@ import type { Db } from '../db/database.js';
 import type { SortKey } from '../db/keyset.js';
 import { RecordStore } from '../records/record-store.js';
 import { RECORD_FILTERS, RECORD_SORT_KEYS, SEARCH_COLUMNS } from '../records/sort-keys.js';
-import type { LeadFields } from './lead.fields.js';
+import { leadFields } from './lead.fields.js';
 import type { LeadListItem } from './lead.schemas.js';
 
 export interface LeadFilters {
   statuses?: string[] | undefined;
+  /** As the row holds it (storedPipeline). */
+  pipeline?: string | null | undefined;
   source?: string | undefined;
   email?: string | undefined;
   externalId?: string | undefined;
@@ -45,19 +47,30 @@ export async function leadsConvertedTo(trx: Db, tenantId: string, customerId: st
 }
 
 /** The leads of each tenant: every statement takes the tenant first (RecordStore). */
-export function leadStore(db: Db, fields: LeadFields, scanRows?: number): RecordStore {
+export function leadStore(db: Db, scanRows?: number): RecordStore {
+  const fields = leadFields;
   return new RecordStore(db, {
     table: 'leads',
     events: 'lead',
     columns: fields.rowColumns,
     listSelection: fields.listSelection,
-    insertColumns: [...fields.writableKeys, 'id', 'tenantId', 'createdBy'],
+    insertColumns: [...fields.writableColumns, 'id', 'tenantId', 'createdBy'],
     filters: {
       ...RECORD_FILTERS,
       source: { column: 'source', operator: '=' },
       scoreMin: { column: 'score', operator: '>=' },
       scoreMax: { column: 'score', operator: '<=' },
+      // As the row holds it (storedPipeline): null is the tenant's first pipeline.
+      pipeline: { column: 'pipelineId', operator: 'is not distinct from' },
     },
+    derived: {
+      // A lead put in another pipeline without a status goes to its first stage; one already there stays where it is (SPEC §20).
+      stageOfPipeline: (_set, values) => ({
+        status: sql`case when coalesce(${sql.ref('pipelineId')}, ${sql.ref('tenantId')}) = ${values.pipelineTarget}::uuid
+          then ${sql.ref('status')} else ${values.firstStage}::text end`,
+      }),
+    },
+    guard: { column: 'pipelineId', orColumn: 'tenantId' },
     merged: ['custom'],
     searchColumns: SEARCH_COLUMNS,
     scanRows,

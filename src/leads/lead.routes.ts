@@ -1,28 +1,29 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { actorOf, principalOf } from '../http/authenticate.js';
 import { answer, errorResponses, IdParams } from '../http/schemas.js';
+import type { PipelineCatalog } from '../pipelines/pipeline-catalog.js';
 import type { CursorCodec } from '../records/cursor.js';
 import { registerRecordRoutes } from '../records/record.routes.js';
 import { LeadListQuery, leadListRequest } from './lead.list.js';
 import { leadMessages } from './lead.messages.js';
 import { LEAD_SORT_KEYS } from './lead.repository.js';
-import type { LeadSchemas } from './lead.schemas.js';
+import { leadSchemas } from './lead.schemas.js';
 import type { ConvertLeadInput, LeadService } from './lead.service.js';
 import { leadSummary } from './lead-summary.js';
 import { LeadSummary, LeadSummaryQuery } from './lead-summary.schemas.js';
 
 interface LeadRoutesOptions {
   leads: LeadService;
-  /** FUNIL_LEAD_STATUSES, in pipeline order. */
-  statuses: readonly string[];
-  schemas: LeadSchemas;
+  /** Each tenant's pipelines (the summary counts one). */
+  pipelines: PipelineCatalog;
   cursors: CursorCodec;
 }
 
 export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
   app,
-  { leads: service, statuses, schemas, cursors },
+  { leads: service, pipelines, cursors },
 ) => {
+  const schemas = leadSchemas;
   registerRecordRoutes(app, {
     cursors,
     service,
@@ -38,7 +39,7 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
       update: schemas.UpdateLead,
       status: schemas.UpdateLeadStatus,
     },
-    listRequest: (query) => leadListRequest(query as LeadListQuery, statuses),
+    listRequest: (query) => leadListRequest(query as LeadListQuery),
     sortKeys: LEAD_SORT_KEYS,
     statusSummary: 'Move a lead to another pipeline stage',
     conflictText:
@@ -52,10 +53,11 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
     {
       schema: {
         operationId: 'getLeadSummary',
-        summary: 'The pipeline in numbers: leads by status, by source, per day',
+        summary: 'A pipeline in numbers: leads by stage, by source, per day',
         description:
-          'The leads created in a period (default: the last 30 UTC days; at most 366 days), optionally of one ' +
-          'source: their total, their count at each status in pipeline order (every status, zeros included), by ' +
+          'The leads of a pipeline (default: the default one) created in a period (default: the last 30 UTC days; at ' +
+          'most 366 days), optionally of one source: their total, their count at each stage in board order with its ' +
+          'kind (every stage, zeros included), by ' +
           'source (largest first; no source is `null`) and per UTC day (every day of the period).',
         tags: ['leads'],
         querystring: LeadSummaryQuery,
@@ -63,8 +65,11 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
       },
       config: { scope: 'leads:read' },
     },
-    async (request) =>
-      leadSummary(request.db, principalOf(request).tenantId, statuses, request.query as LeadSummaryQuery),
+    async (request) => {
+      const { tenantId } = principalOf(request);
+      const tenantPipelines = await pipelines.of(request.db, tenantId);
+      return leadSummary(request.db, tenantId, tenantPipelines, request.query as LeadSummaryQuery);
+    },
   );
 
   app.post(
@@ -75,8 +80,8 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
         summary: 'Convert a lead into a customer',
         description:
           "In one transaction: links the customer with the lead's e-mail, or creates one from the lead (name, e-mail, " +
-          "phone and the body's fields); sets the lead's `customerId` and, when the deployment has the status, " +
-          '`won`. 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing ' +
+          "phone and the body's fields); sets the lead's `customerId` and moves it to its pipeline's first stage of " +
+          'kind `won` (when it has one). 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing ' +
           'changes then). A lead without an e-mail is a 400.',
         tags: ['leads'],
         params: IdParams,

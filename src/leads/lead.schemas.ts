@@ -3,8 +3,7 @@ import { customerFields } from '../customers/customer.fields.js';
 import { Customer } from '../customers/customer.schemas.js';
 import { leadFields } from './lead.fields.js';
 
-/** Built per app: the lead statuses are configurable (FUNIL_LEAD_STATUSES, SPEC §3). */
-export function leadSchemas(statuses: readonly string[], fields = leadFields(statuses)) {
+function buildLeadSchemas(fields: typeof leadFields) {
   const { object: Lead, listItem: LeadListItem, createProperties, updateProperties } = fields.schemas;
   const CreateLead = Type.Object(createProperties, {
     additionalProperties: false,
@@ -20,7 +19,7 @@ export function leadSchemas(statuses: readonly string[], fields = leadFields(sta
   });
   const UpdateLeadStatus = Type.Object(
     { status: fields.writeSchemaOf('status') },
-    { additionalProperties: false, examples: [{ status: statuses[1] ?? statuses[0] }] },
+    { additionalProperties: false, examples: [{ status: 'contacted' }] },
   );
   const LeadConversion = Type.Object(
     {
@@ -58,6 +57,8 @@ const ConvertLead = Type.Object(
   },
 );
 
-export type LeadSchemas = ReturnType<typeof leadSchemas>;
+export const leadSchemas = buildLeadSchemas(leadFields);
+
+export type LeadSchemas = typeof leadSchemas;
 export type Lead = Static<LeadSchemas['Lead']>;
 export type LeadListItem = Static<LeadSchemas['LeadListItem']>;

@@ -2,15 +2,21 @@ import type { Actor } from '../auth/caller.js';
 import type { CreateCustomerInput, CustomerObject, CustomerService } from '../customers/customer.service.js';
 import type { Db } from '../db/database.js';
 import { isCheckViolation } from '../db/errors.js';
+import type { KeysetPage } from '../db/keyset.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
+import { storedPipeline } from '../pipelines/pipeline.types.js';
+import type { PipelineCatalog } from '../pipelines/pipeline-catalog.js';
+import { TenantPipelines } from '../pipelines/tenant-pipelines.js';
+import { checkAllowed } from '../records/list-query.js';
 import { RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { notFound, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import type { LeadFields, LeadFieldTable, LeadListKeys } from './lead.fields.js';
+import { type LeadFieldTable, type LeadListKeys, leadFields } from './lead.fields.js';
 import { leadMessages } from './lead.messages.js';
-import { LEAD_EXTERNAL_ID_KEY, leadStore, leadsConvertedTo } from './lead.repository.js';
+import { LEAD_EXTERNAL_ID_KEY, type LeadFilters, leadStore, leadsConvertedTo } from './lead.repository.js';
+import { LeadStages } from './lead-stages.js';
 
 export type CreateLeadInput = CreateInput<LeadFieldTable>;
 export type UpdateLeadInput = UpdateInput<LeadFieldTable>;
@@ -26,17 +32,13 @@ export interface Conversion {
   readonly created: boolean;
 }
 
-/** The status a converted lead takes, when the deployment's list has it (FUNIL_LEAD_STATUSES). */
-const WON = 'won';
 /** The type of a converted lead's event (SPEC §14), whatever else changed with it. */
 const CONVERTED = 'lead.converted';
 
 export interface LeadServiceOptions {
   db: Db;
-  /** FUNIL_LEAD_STATUSES, in pipeline order. */
-  statuses: readonly string[];
-  /** The field table of those statuses, shared with the schemas. */
-  fields: LeadFields;
+  /** Each tenant's pipelines, which a lead's status is checked against (SPEC §20). */
+  pipelines: PipelineCatalog;
   /** The most rows a filtered list page reads (RecordStore.list). */
   scanRows: number | undefined;
   /** Where conversions find or create customers. */
@@ -49,13 +51,15 @@ export interface LeadServiceOptions {
 export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   readonly #customers: CustomerService;
 
-  constructor({ db, statuses, fields, scanRows, customers, catalog }: LeadServiceOptions) {
-    super(
-      leadStore(db, fields, scanRows),
-      fields,
-      leadMessages.leadNotFound,
-      statuses,
-      [
+  readonly #pipelines: PipelineCatalog;
+
+  constructor({ db, pipelines, scanRows, customers, catalog }: LeadServiceOptions) {
+    super({
+      store: leadStore(db, scanRows),
+      fields: leadFields,
+      notFoundText: leadMessages.leadNotFound,
+      statusRules: new LeadStages(pipelines),
+      uniqueFields: [
         {
           field: 'externalId',
           column: 'externalId',
@@ -64,9 +68,10 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
           readScope: 'leads:read',
         },
       ],
-      catalog.forResource('lead'),
-    );
+      customFields: catalog.forResource('lead'),
+    });
     this.#customers = customers;
+    this.#pipelines = pipelines;
   }
 
   protected createValues(actor: Actor, input: CreateLeadInput): Record<string, unknown> {
@@ -86,7 +91,8 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   /**
    * SPEC §13: in one transaction, with the lead locked (conversions of one lead take turns), links
    * the customer with the lead's e-mail — created from the lead and `input` when there is none —
-   * and marks the lead `won` (when the deployment has that status) with its `customerId`. A lead
+   * and moves the lead to its pipeline's first stage of kind `won` (SPEC §20; it stays where it is
+   * when the pipeline has none) with its `customerId`. A lead
    * already linked to a customer that exists answers that one and changes nothing.
    */
   convert(handle: Db, actor: Actor, id: string, input: ConvertLeadInput): Promise<Conversion> {
@@ -112,7 +118,10 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
         { ...input, name, email, phone },
         'keep',
       );
-      const won = this.statuses.includes(WON) ? { status: WON } : {};
+      const pipelines = await this.#pipelines.of(trx, tenantId);
+      const pipeline = pipelines.find(lead.object.pipeline) ?? pipelines.default;
+      const wonStage = TenantPipelines.firstWon(pipeline);
+      const won = wonStage && lead.object.pipeline === pipeline.id ? { status: wonStage.key } : {};
       const converted = await this.write(
         trx,
         actor,
@@ -133,6 +142,20 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
     for (const id of await leadsConvertedTo(trx, actor.tenantId, customerId)) {
       await this.write(trx, actor, id, { customerId: null }, {});
     }
+  }
+
+  /**
+   * SPEC §20: `status=` names stages of the tenant's pipelines (of `pipeline=`'s, when given), a
+   * 400 naming what is not; `pipeline=` a pipeline of the tenant.
+   */
+  override async list<Item>(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>) {
+    const { statuses, pipeline, ...others } = filters as LeadFilters;
+    if (statuses === undefined && pipeline == null) return super.list(handle, tenantId, filters, page);
+    const pipelines = await this.#pipelines.of(handle, tenantId);
+    const within = pipeline == null ? undefined : pipelines.named(pipeline);
+    if (statuses) checkAllowed('status', statuses, within ? within.stages.map((stage) => stage.key) : pipelines.keys());
+    const placed = within ? { pipeline: storedPipeline(tenantId, within.id) } : {};
+    return super.list(handle, tenantId, { ...others, statuses, ...placed }, page);
   }
 
   update(

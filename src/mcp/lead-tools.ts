@@ -36,7 +36,7 @@ export function leadTools(services: McpServices, cursors: CursorCodec): McpTool[
     scopes: { read: 'leads:read', write: 'leads:write' },
     lister: {
       service: leads,
-      listRequest: (query) => leadListRequest(query as LeadListQuery, statuses),
+      listRequest: (query) => leadListRequest(query as LeadListQuery),
       sortKeys: LEAD_SORT_KEYS,
     },
     cursors,
@@ -177,7 +177,8 @@ export function leadTools(services: McpServices, cursors: CursorCodec): McpTool[
     effect: 'read',
     input: LeadSummaryQuery,
     output: LeadSummary,
-    run: (call, query) => leadSummary(call.db, call.tenantId, statuses, query),
+    run: async (call, query) =>
+      leadSummary(call.db, call.tenantId, await services.pipelineCatalog.of(call.db, call.tenantId), query),
   });
 
   const [search, get, create, update] = common as [McpTool, McpTool, McpTool, McpTool];

@@ -79,12 +79,21 @@ export function statusList(raw: string | undefined, allowed: readonly string[]):
 
 /** A comma-separated parameter as its distinct values, sorted, each one checked against the allowed list. */
 export function commaList(field: string, raw: string | undefined, allowed: readonly string[]): string[] | undefined {
-  if (raw === undefined) return undefined;
-  const values = [...new Set(raw.split(',').map((value) => value.trim()))].sort();
+  const values = commaValues(raw);
+  if (values) checkAllowed(field, values, allowed);
+  return values;
+}
+
+/** A comma-separated parameter as its distinct values, sorted (checked elsewhere: a tenant's stages). */
+export function commaValues(raw: string | undefined): string[] | undefined {
+  return raw === undefined ? undefined : [...new Set(raw.split(',').map((value) => value.trim()))].sort();
+}
+
+/** A 400 naming `field` when one of `values` is not in `allowed`. */
+export function checkAllowed(field: string, values: readonly string[], allowed: readonly string[]): void {
   if (values.some((value) => !allowed.includes(value))) {
     throw validationFailed([{ field, message: fieldMessage(field, fieldMessages.oneOf(allowed)) }]);
   }
-  return values;
 }
 
 export function parseSort<F extends string>(sort: string | undefined): { field: F; descending: boolean } {

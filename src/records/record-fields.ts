@@ -23,6 +23,8 @@ export interface FieldSpec {
   readonly default?: unknown;
   /** The row's name for it, when not the field's own (`_id` is the row's `id`). */
   readonly column?: string;
+  /** A null in its column shows as this other column's value (a lead's pipeline: null is the tenant's first, SPEC §20). */
+  readonly orColumn?: string;
   /**
    * How the row holds it, when not as the API writes it: `timestamp` is a Date (or PostgreSQL's
    * text, in lists) for an ISO 8601 text; `money` is numeric's text for a number; `object` is a
@@ -103,9 +105,12 @@ export function recordFields<const F extends FieldTable, const L extends readonl
   ) as Partial<WritableValues<F>>;
   const rowColumns = [...new Set(['id', 'tenantId', ...entries.map(([key]) => columnOf(key))]), 'version'];
   // The first field of each column (`_id` before a customer's `id`): what a stored column shows as.
-  const fieldByColumn = new Map<string, { field: string; fromStored(value: unknown): unknown }>();
+  const fieldByColumn = new Map<string, { field: string; fromStored(value: unknown, row: StoredRow): unknown }>();
   for (const [key, spec] of [...entries].reverse()) {
-    fieldByColumn.set(columnOf(key), { field: key, fromStored: converterOf(spec.storage) ?? shownAsStored });
+    const convert = converterOf(spec.storage) ?? shownAsStored;
+    const { orColumn } = spec;
+    const fromStored = orColumn ? (value: unknown, row: StoredRow) => convert(value ?? row[orColumn]) : convert;
+    fieldByColumn.set(columnOf(key), { field: key, fromStored });
   }
 
   return {
@@ -121,6 +126,8 @@ export function recordFields<const F extends FieldTable, const L extends readonl
       updateProperties: body(true),
     },
     writableKeys,
+    /** The columns of the writable fields, in the order of `writableKeys` (an insert's columns). */
+    writableColumns: writableKeys.map((key) => columnOf(key as string)),
     defaults,
     /** A writable field's body schema (a status route takes exactly `{status}`). */
     writeSchemaOf: <K extends WritableKey<F>>(key: K) => fields[key]?.write as F[K]['write'] & TSchema,
@@ -151,11 +158,16 @@ export function recordFields<const F extends FieldTable, const L extends readonl
 
     /** A row of a single read or a write as the full object. */
     toObject: compileRowMapper<RecordObject<F>>(
-      entries.map(([key, spec]) => ({ key, rowKey: columnOf(key), convert: converterOf(spec.storage) })),
+      entries.map(([key, spec]) => ({
+        key,
+        rowKey: columnOf(key),
+        orRowKey: spec.orColumn,
+        convert: converterOf(spec.storage),
+      })),
     ) as (row: StoredRow) => RecordObject<F>,
 
-    /** The field a stored column shows as (`id` → `_id`), and how its value is shown (events' `previous`). */
-    fieldOf(column: string): { field: string; fromStored(value: unknown): unknown } | undefined {
+    /** The field a stored column shows as (`id` → `_id`), and how its value is shown (events' `previous`, of `row`). */
+    fieldOf(column: string): { field: string; fromStored(value: unknown, row: StoredRow): unknown } | undefined {
       return fieldByColumn.get(column);
     },
 

@@ -30,7 +30,7 @@ export type StoredRow = Readonly<Record<string, unknown>> & { readonly id: strin
 /** How a list filter of the query string applies to a column. */
 export interface FilterSpec {
   readonly column: string;
-  readonly operator: '=' | '>=' | '<=' | 'in' | '@>';
+  readonly operator: '=' | '>=' | '<=' | 'in' | '@>' | 'is not distinct from';
   /** The value is an ISO 8601 text compared with a timestamp column. */
   readonly timestamp?: boolean;
   /** The value is compared as jsonb (`custom @> {"key": value}`). */
@@ -72,6 +72,11 @@ export interface RecordStoreOptions {
   readonly searchColumns: readonly string[];
   /** The most rows a filtered list page may read (LargeTenants, scanWindowPage); unset reads as many as it takes. */
   readonly scanRows?: number | undefined;
+  /**
+   * A column an update may require to hold one of given values (WriteOptions.within; leads: their
+   * pipeline, SPEC §20), a null in it read as `orColumn`'s value.
+   */
+  readonly guard?: { readonly column: string; readonly orColumn: string };
 }
 
 export interface WriteOptions {
@@ -81,6 +86,17 @@ export interface WriteOptions {
   readonly derived?: readonly string[];
   /** The type of the update's event, when not `<family>.updated` or `.status_changed` (`lead.converted`). */
   readonly eventType?: string | null;
+  /** The values the store's guard column must hold for the update to be made (else GuardRefusedError). */
+  readonly within?: readonly string[] | undefined;
+  /** Values the `derived` expressions read, beside the columns written. */
+  readonly params?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** An update refused by the store's guard (WriteOptions.within): the record as it is. */
+export class GuardRefusedError extends Error {
+  constructor(readonly current: StoredRow) {
+    super('the record is not where the write may apply');
+  }
 }
 
 /** A resource's tables as this store sees them: its own names and columns, not Kysely's static types. */
@@ -121,11 +137,12 @@ interface UpdateShape {
   columns: readonly string[];
   derived: readonly string[];
   conditional: boolean;
+  guarded: boolean;
 }
 
 type WriteParams = Key &
   ChangeParams &
-  Record<string, unknown> & { versions?: readonly number[]; eventType?: string | null };
+  Record<string, unknown> & { versions?: readonly number[]; eventType?: string | null; within?: readonly string[] };
 
 /**
  * A new record's times: when its statement began, not its transaction (`now()`), so that a create
@@ -207,7 +224,7 @@ export class RecordStore {
     // another one gets a later time than it (SPEC §6: a walker by updatedAt does not pass it by).
     // A row that the values would not change is not written: no new version, no event (SPEC §14).
     this.#update = new PreparedByShape<UpdateShape, WriteParams, StoredRow>(
-      (shape) => `${shape.columns.join(',')}|${shape.derived.join(',')}|${shape.conditional}`,
+      (shape) => `${shape.columns.join(',')}|${shape.derived.join(',')}|${shape.conditional}|${shape.guarded}`,
       (shape, p) => {
         const set: Record<string, unknown> = Object.fromEntries(
           shape.columns.map((column) => [
@@ -221,16 +238,20 @@ export class RecordStore {
         const changes = Object.entries(set);
         set.updatedAt = sql`clock_timestamp()`;
         set.version = sql`version + 1`;
+        const { guard } = options;
         return returning<StoredRow>(
           any
-            .with('locked', (db) =>
-              db
+            .with('locked', (db) => {
+              const locked = db
                 .selectFrom(table)
                 .select(['id as lockedId', sql`to_jsonb(${sql.table(table)})`.as('oldRow')])
                 .where('tenantId', '=', p.tenantId)
                 .where('id', '=', p.id)
-                .forUpdate(),
-            )
+                .forUpdate();
+              if (!shape.guarded || !guard) return locked;
+              const held = sql`coalesce(${sql.ref(guard.column)}, ${sql.ref(guard.orColumn)})`;
+              return locked.where(sql<boolean>`${held} = any(${p.within}::uuid[])`);
+            })
             .with('written', (db) => {
               const query = db
                 .updateTable(table)
@@ -384,15 +405,23 @@ export class RecordStore {
     change: Change,
     id: string,
     values: Readonly<Record<string, unknown>>,
-    { expected, derived = [], eventType = null }: WriteOptions = {},
+    { expected, derived = [], eventType = null, within, params: extra }: WriteOptions = {},
   ): Promise<StoredRow | undefined> {
-    const statement = this.#update.for({ columns: Object.keys(values), derived, conditional: expected !== undefined });
-    const params = { ...values, ...changeParams(change), id, versions: expected, eventType };
+    const guarded = within !== undefined;
+    const shape = { columns: Object.keys(values), derived, conditional: expected !== undefined, guarded };
+    const statement = this.#update.for(shape);
+    const params = { ...extra, ...values, ...changeParams(change), id, versions: expected, eventType, within };
     const written = expected?.length === 0 ? undefined : await statement.first(handle, params);
     if (written) return written;
-    // Nothing written: no such record, another version than If-Match names, or nothing to change.
+    // Nothing written: no such record, another version than If-Match names, not where the guard
+    // allows, or nothing to change.
     const current = await this.find(handle, change.tenantId, id);
     if (current && expected !== undefined && !expected.includes(current.version)) throw new PreconditionFailedError();
+    const guard = this.#options.guard;
+    if (current && guard && within !== undefined) {
+      const held = (current[guard.column] ?? current[guard.orColumn]) as string;
+      if (!within.includes(held)) throw new GuardRefusedError(current);
+    }
     return current;
   }
 

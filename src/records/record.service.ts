@@ -23,7 +23,8 @@ import {
 } from '../shared/errors.js';
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
 import type { CreateInput, FieldTable, RecordObject, recordFields, UpdateInput } from './record-fields.js';
-import type { RecordStore, StoredRow, WriteOptions } from './record-store.js';
+import { GuardRefusedError, type RecordStore, type StoredRow, type WriteOptions } from './record-store.js';
+import type { StatusRules } from './status-rules.js';
 
 /** A field unique per tenant (SPEC §4, §13), and what a clash on it answers. */
 export interface UniqueField {
@@ -60,6 +61,19 @@ export interface Stored<T> {
 
 type Fields<F extends FieldTable, L extends readonly (keyof F & string)[]> = ReturnType<typeof recordFields<F, L>>;
 
+export interface RecordServiceOptions<F extends FieldTable, L extends readonly (keyof F & string)[]> {
+  readonly store: RecordStore;
+  readonly fields: Fields<F, L>;
+  /** The 404's text. */
+  readonly notFoundText: Text;
+  /** The statuses a record may take (SPEC §3, §4, §20). */
+  readonly statusRules: StatusRules;
+  /** The fields unique per tenant: the index that says so, the 409's text, the scope that may learn the holder. */
+  readonly uniqueFields: readonly UniqueField[];
+  /** The tenant's own fields of this resource (SPEC §16): `custom` is checked against them. */
+  readonly customFields: ResourceCustomFields;
+}
+
 /**
  * The write path every resource shares (SPEC §2–§8): a record of another tenant is a 404, an
  * If-Match that does not match is a 412, a constraint the database refuses is the SPEC §2 error a
@@ -67,17 +81,21 @@ type Fields<F extends FieldTable, L extends readonly (keyof F & string)[]> = Ret
  * transaction spanning several writes). Resources add their own rules in create and update.
  */
 export abstract class RecordService<F extends FieldTable, L extends readonly (keyof F & string)[]> {
-  constructor(
-    protected readonly store: RecordStore,
-    protected readonly fields: Fields<F, L>,
-    protected readonly notFoundText: Text,
-    /** The statuses a record may take (FUNIL_LEAD_STATUSES for leads, SPEC §3 and §4). */
-    protected readonly statuses: readonly string[],
-    /** The fields unique per tenant: the index that says so, the 409's text, the scope that may learn the holder. */
-    private readonly uniqueFields: readonly UniqueField[],
-    /** The tenant's own fields of this resource (SPEC §16): `custom` is checked against them. */
-    protected readonly customFields: ResourceCustomFields,
-  ) {}
+  protected readonly store: RecordStore;
+  protected readonly fields: Fields<F, L>;
+  protected readonly notFoundText: Text;
+  protected readonly statusRules: StatusRules;
+  readonly #uniqueFields: readonly UniqueField[];
+  protected readonly customFields: ResourceCustomFields;
+
+  constructor(options: RecordServiceOptions<F, L>) {
+    this.store = options.store;
+    this.fields = options.fields;
+    this.notFoundText = options.notFoundText;
+    this.statusRules = options.statusRules;
+    this.#uniqueFields = options.uniqueFields;
+    this.customFields = options.customFields;
+  }
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
     const found = await this.lookup(handle, tenantId, id);
@@ -154,7 +172,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     const values = await this.#withCustomFields(handle, actor.tenantId, (custom) =>
       this.#valuesOfCreate(actor, input, custom),
     );
-    return this.insert(handle, actor, values);
+    const check = await this.statusRules.of(handle, actor.tenantId);
+    return this.insert(handle, actor, check.create(values));
   }
 
   /** The values a create stores, defaults included; throws the SPEC §2 error of a rule the input breaks. */
@@ -201,9 +220,9 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       const values = await this.#withCustomFields(handle, tenantId, (custom) =>
         this.#valuesOfCreate(actor, input, custom),
       );
-      this.#checkStatus(values);
+      (await this.statusRules.of(handle, tenantId)).create(values);
     }
-    const unique = this.uniqueFields.find((field) => field.field === key);
+    const unique = this.#uniqueFields.find((field) => field.field === key);
     // A create body is an update body that holds the required fields.
     const changes = input as unknown as UpdateInput<F>;
     return this.transaction(handle, async (trx) => {
@@ -290,13 +309,12 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     actor: Actor,
     inputs: readonly (CreateInput<F> | ApiError)[],
   ): Promise<(Upserted<RecordObject<F>> | ApiError)[] | undefined> {
+    const check = await this.statusRules.of(handle, actor.tenantId);
     const prepare = (custom: CustomFieldSet) =>
       inputs.map((input) => {
         if (input instanceof ApiError) return input;
         try {
-          const values = this.#valuesOfCreate(actor, input, custom);
-          this.#checkStatus(values);
-          return this.fields.toColumns(values);
+          return this.fields.toColumns(check.create(this.#valuesOfCreate(actor, input, custom)));
         } catch (error) {
           if (error instanceof ApiError) return error;
           throw error;
@@ -338,7 +356,6 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     actor: Actor,
     values: Readonly<Record<string, unknown>>,
   ): Promise<Stored<RecordObject<F>>> {
-    this.#checkStatus(values);
     try {
       return this.stored(await this.store.insert(handle, actor, this.fields.toColumns(values)));
     } catch (error) {
@@ -353,19 +370,23 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     values: Readonly<Record<string, unknown>>,
     options: WriteOptions,
   ): Promise<Stored<RecordObject<F>>> {
-    this.#checkStatus(values);
+    const check = await this.statusRules.of(handle, actor.tenantId);
+    const placed = check.update(values);
     const patch = values.custom as Readonly<Record<string, unknown>> | undefined;
     const changes =
       patch === undefined
-        ? values
+        ? placed.changes
         : {
-            ...values,
+            ...placed.changes,
             custom: await this.#withCustomFields(handle, actor.tenantId, (fields) => fields.forUpdate(patch)),
           };
+    const derived = [...(options.derived ?? []), ...(placed.options?.derived ?? [])];
+    const writeOptions = { ...options, ...placed.options, derived };
     let row: StoredRow | undefined;
     try {
-      row = await this.store.update(handle, actor, id, this.fields.toColumns(changes), options);
+      row = await this.store.update(handle, actor, id, this.fields.toColumns(changes), writeOptions);
     } catch (error) {
+      if (error instanceof GuardRefusedError) throw check.refused(error.current);
       throw await this.#settled(this.constraintError(preconditionAsApiError(error), actor.tenantId, changes), handle);
     }
     if (!row) throw notFound(this.notFoundText);
@@ -403,7 +424,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       const field = `custom.${checkViolationColumn(error) ?? ''}`;
       return validationFailed([{ field, message: fieldMessage(field, customFieldPhrases.notDefinedNow()) }]);
     }
-    const unique = this.uniqueFields.find((field) => isUniqueViolation(error, field.constraint));
+    const unique = this.#uniqueFields.find((field) => isUniqueViolation(error, field.constraint));
     if (!unique || values[unique.field] == null) return error;
     const value = values[unique.field];
     return new UniqueFieldClash(unique, (handle) => this.store.findIdBy(handle, tenantId, unique.column, value));
@@ -412,15 +433,6 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   /** A statement that failed in a transaction leaves it unusable: its clash is named once it rolled back. */
   async #settled(error: unknown, handle: Db): Promise<unknown> {
     return handle.isTransaction ? error : withHolderNamed(error, handle);
-  }
-
-  /**
-   * The route's schema already refuses another status; this keeps the rule with the write for every
-   * other caller (a batch item, a conversion, an assistant's tool call).
-   */
-  #checkStatus(values: Readonly<Record<string, unknown>>): void {
-    if (values.status === undefined || this.statuses.includes(values.status as string)) return;
-    throw validationFailed([{ field: 'status', message: fieldMessage('status', fieldMessages.oneOf(this.statuses)) }]);
   }
 
   protected stored(row: StoredRow): Stored<RecordObject<F>> {

@@ -2,6 +2,8 @@
 export interface MappedProperty {
   readonly key: string;
   readonly rowKey: string;
+  /** Read when the row's value at `rowKey` is null or absent. */
+  readonly orRowKey?: string | undefined;
   readonly convert?: ((value: unknown) => unknown) | undefined;
 }
 
@@ -19,9 +21,10 @@ export function compileRowMapper<T>(
   properties: readonly MappedProperty[],
 ): (row: Readonly<Record<string, unknown>>) => T {
   const converters = properties.map((property) => property.convert);
-  const entries = properties.map(({ key, rowKey, convert }, index) => {
+  const entries = properties.map(({ key, rowKey, orRowKey, convert }, index) => {
     if (key === '__proto__') throw new Error('a mapped object cannot have a __proto__ key');
-    const value = `row[${JSON.stringify(rowKey)}]`;
+    const read = (name: string) => `row[${JSON.stringify(name)}]`;
+    const value = orRowKey === undefined ? read(rowKey) : `(${read(rowKey)} ?? ${read(orRowKey)})`;
     return `${JSON.stringify(key)}: ${convert ? `converters[${index}](${value})` : value}`;
   });
   const compile = new Function('converters', `return (row) => ({ ${entries.join(', ')} });`) as (

@@ -3,7 +3,7 @@ import type { Caller } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
 import type { EventFamily } from '../events/change-events.js';
-import { EVENT_TYPES } from '../events/event.service.js';
+import { EVENT_TYPES, familyOf, READ_SCOPE } from '../events/event.service.js';
 import { conflict, forbidden, notFound, serviceUnavailable, validationFailed } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
 import type { AttemptQueue } from './attempt-queue.js';
@@ -27,7 +27,6 @@ export const MAX_SUBSCRIPTIONS = 25;
 const MAX_PREVIOUS_SECRETS = 5;
 /** SPEC §15: after a rotation, the former secret signs beside the new one this long. */
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
 
 /**
  * SPEC §15's subscriptions and their delivery log, for one tenant at a time; each call runs on the
@@ -237,11 +236,6 @@ export function readableFamilies(scopes: ReadonlySet<string>, types: unknown): E
       families,
     );
   return families;
-}
-
-/** The family an event type names (`lead.created`: `lead`); not necessarily one there is. */
-function familyOf(type: string): EventFamily {
-  return type.slice(0, type.indexOf('.')) as EventFamily;
 }
 
 /** Named types must be of families the creating token could read (403, as the feed answers). */

@@ -44,6 +44,8 @@ const ROUTE_OF: Record<Scope, Probe> = {
     body: { email: 'nobody@example.com' },
     success: 200,
   },
+  // Past the scope check, a pipeline that does not exist.
+  'pipelines:write': { method: 'DELETE', url: `${API}/pipelines/01890000-0000-7000-8000-000000000000`, success: 404 },
 };
 
 describeEachBackend('token scopes', (ctx) => {

@@ -6,7 +6,6 @@ import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
 import { CUSTOMER_SORT_KEYS, customerStore } from '../../src/customers/customer.repository.js';
 import type { Db } from '../../src/db/database.js';
 import type { SortKey } from '../../src/db/keyset.js';
-import { leadFields } from '../../src/leads/lead.fields.js';
 import { LEAD_SORT_KEYS, leadStore } from '../../src/leads/lead.repository.js';
 import { summaryGroups } from '../../src/leads/lead-summary.repository.js';
 import { buildRecordServices } from '../../src/services.js';
@@ -322,7 +321,7 @@ describeEachBackend('list queries are answered in index order, without a sort (S
           ctx.db,
         );
       }
-      const store = resource === 'leads' ? leadStore(ctx.db, leadFields(DEFAULT_LEAD_STATUSES)) : customerStore(ctx.db);
+      const store = resource === 'leads' ? leadStore(ctx.db) : customerStore(ctx.db);
       const recorded = recorder.on(ctx.db);
       const id = await store.findIdBy(recorded, big.id, column, value);
       assert.ok(id, `the ${resource} with ${column} ${value}`);
@@ -347,7 +346,12 @@ describeEachBackend('list queries are answered in index order, without a sort (S
     const recorded = recorder.on(ctx.db);
     const since = new Date(Date.now() - 86_400_000);
     for (const source of [undefined, 'ads']) {
-      await summaryGroups(recorded, searcher.tenant.id, { since, until: new Date(Date.now() + 60_000), source });
+      await summaryGroups(recorded, searcher.tenant.id, {
+        since,
+        until: new Date(Date.now() + 60_000),
+        source,
+        pipeline: null,
+      });
       // This tenant is nearly the whole table, where a sequential read is the planner's right choice;
       // priced out, what is left must be one of the tenant's own indexes.
       const plan = await planOf(ctx.db, recorder.last as CompiledQuery, ['enable_seqscan']);

@@ -45,6 +45,8 @@ describeEachBackend('POST /leads', (ctx) => {
         email: 'maria@example.com',
         phone: null,
         source: null,
+        // The tenant's first pipeline, whose id is the tenant's (SPEC §20).
+        pipeline: tenant.id,
         status: 'new',
         score: 0,
         lastContact: null,

@@ -21,6 +21,7 @@ export const LEAD_KEYS = [
   'name',
   'notes',
   'phone',
+  'pipeline',
   'score',
   'source',
   'status',

@@ -37,14 +37,15 @@ describeEachBackend('GET /leads/summary (SPEC §18)', (ctx) => {
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(answer.body, {
       total: 6,
+      pipeline: tenant.id,
       byStatus: [
-        { status: 'new', count: 3 },
-        { status: 'contacted', count: 0 },
-        { status: 'qualified', count: 2 },
-        { status: 'proposal', count: 0 },
-        { status: 'negotiation', count: 0 },
-        { status: 'won', count: 1 },
-        { status: 'lost', count: 0 },
+        { status: 'new', kind: 'open', count: 3 },
+        { status: 'contacted', kind: 'open', count: 0 },
+        { status: 'qualified', kind: 'open', count: 2 },
+        { status: 'proposal', kind: 'open', count: 0 },
+        { status: 'negotiation', kind: 'open', count: 0 },
+        { status: 'won', kind: 'won', count: 1 },
+        { status: 'lost', kind: 'lost', count: 0 },
       ],
       bySource: [
         { source: 'ads', count: 3 },

@@ -110,8 +110,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The pipeline in numbers: leads by status, by source, per day
-         * @description The leads created in a period (default: the last 30 UTC days; at most 366 days), optionally of one source: their total, their count at each status in pipeline order (every status, zeros included), by source (largest first; no source is `null`) and per UTC day (every day of the period).
+         * A pipeline in numbers: leads by stage, by source, per day
+         * @description The leads of a pipeline (default: the default one) created in a period (default: the last 30 UTC days; at most 366 days), optionally of one source: their total, their count at each stage in board order with its kind (every stage, zeros included), by source (largest first; no source is `null`) and per UTC day (every day of the period).
          *
          *     Needs the scope `leads:read`.
          */
@@ -135,12 +135,72 @@ export interface paths {
         put?: never;
         /**
          * Convert a lead into a customer
-         * @description In one transaction: links the customer with the lead's e-mail, or creates one from the lead (name, e-mail, phone and the body's fields); sets the lead's `customerId` and, when the deployment has the status, `won`. 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing changes then). A lead without an e-mail is a 400.
+         * @description In one transaction: links the customer with the lead's e-mail, or creates one from the lead (name, e-mail, phone and the body's fields); sets the lead's `customerId` and moves it to its pipeline's first stage of kind `won` (when it has one). 201 when the customer was created; 200 when it existed, or the lead was converted already (nothing changes then). A lead without an e-mail is a 400.
          *
          *     Needs the scopes `leads:write` and `customers:write` and `customers:read`.
          */
         post: operations["convertLead"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's pipelines
+         * @description Oldest first, each with its stages in board order.
+         *
+         *     Needs the scope `leads:read`.
+         */
+        get: operations["listPipelines"];
+        put?: never;
+        /**
+         * Create a pipeline
+         * @description At most 20 per tenant, each of 1–50 stages. `default: true` makes it the tenant's default.
+         *
+         *     Needs the scope `pipelines:write`.
+         */
+        post: operations["createPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline
+         * @description Needs the scope `leads:read`.
+         */
+        get: operations["getPipeline"];
+        /**
+         * Rename a pipeline, change its stages, or make it the default
+         * @description `stages`, when sent, is the whole list in board order: relabelling, reordering, adding and changing kinds take effect at once. Leads in a stage removed need `moveTo` (else a 409 with their count, `leadCount`); they are then moved in batches, each with its `lead.status_changed` event: before the answer on most tenants, within seconds after it on large ones.
+         *
+         *     Needs the scope `pipelines:write`.
+         */
+        put: operations["updatePipeline"];
+        post?: never;
+        /**
+         * Delete a pipeline
+         * @description The default pipeline cannot be deleted: make another the default first. Leads in a stage removed need `moveTo` (else a 409 with their count, `leadCount`); they are then moved in batches, each with its `lead.status_changed` event: before the answer on most tenants, within seconds after it on large ones.
+         *
+         *     Needs the scope `pipelines:write`.
+         */
+        delete: operations["deletePipeline"];
         options?: never;
         head?: never;
         patch?: never;
@@ -602,6 +662,8 @@ export interface operations {
                 scoreMin?: number;
                 /** @description Score at most (inclusive). */
                 scoreMax?: number;
+                /** @description Only leads of this pipeline; `status` then names its stages. */
+                pipeline?: string;
             };
             header?: never;
             path?: never;
@@ -680,6 +742,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -711,6 +775,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -744,6 +810,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -775,6 +843,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -808,6 +878,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -852,11 +924,15 @@ export interface operations {
                     /** @example website */
                     source?: string | null;
                     /**
-                     * @description Pipeline stage.
-                     * @example new
-                     * @enum {string}
+                     * Format: uuid
+                     * @description The pipeline's id; default: the tenant's default pipeline. Changed without `status`, the lead goes to the new pipeline's first stage.
                      */
-                    status?: "new" | "contacted" | "qualified" | "proposal" | "negotiation" | "won" | "lost";
+                    pipeline?: string;
+                    /**
+                     * @description A stage key of the lead's pipeline (`GET /pipelines`); default: its first stage.
+                     * @example contacted
+                     */
+                    status?: string;
                     /** @example 40 */
                     score?: number;
                     /**
@@ -924,6 +1000,11 @@ export interface operations {
                         email: string | null;
                         phone: string | null;
                         source: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The pipeline the lead is in (`GET /pipelines`).
+                         */
+                        pipeline: string;
                         status: string;
                         score: number;
                         /**
@@ -996,6 +1077,11 @@ export interface operations {
                         email: string | null;
                         phone: string | null;
                         source: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The pipeline the lead is in (`GET /pipelines`).
+                         */
+                        pipeline: string;
                         status: string;
                         score: number;
                         /**
@@ -1068,6 +1154,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1099,6 +1187,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1130,6 +1220,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1161,6 +1253,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1192,6 +1286,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1223,6 +1319,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1256,6 +1354,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1287,6 +1387,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1320,6 +1422,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1361,6 +1465,11 @@ export interface operations {
                         email: string | null;
                         phone: string | null;
                         source: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The pipeline the lead is in (`GET /pipelines`).
+                         */
+                        pipeline: string;
                         status: string;
                         score: number;
                         /**
@@ -1433,6 +1542,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1464,6 +1575,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1497,6 +1610,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1528,6 +1643,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1561,6 +1678,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1602,11 +1721,15 @@ export interface operations {
                     /** @example website */
                     source?: string | null;
                     /**
-                     * @description Pipeline stage.
-                     * @example new
-                     * @enum {string}
+                     * Format: uuid
+                     * @description The pipeline's id; default: the tenant's default pipeline. Changed without `status`, the lead goes to the new pipeline's first stage.
                      */
-                    status?: "new" | "contacted" | "qualified" | "proposal" | "negotiation" | "won" | "lost";
+                    pipeline?: string;
+                    /**
+                     * @description A stage key of the lead's pipeline (`GET /pipelines`); default: its first stage.
+                     * @example contacted
+                     */
+                    status?: string;
                     /** @example 40 */
                     score?: number;
                     /**
@@ -1670,6 +1793,11 @@ export interface operations {
                         email: string | null;
                         phone: string | null;
                         source: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The pipeline the lead is in (`GET /pipelines`).
+                         */
+                        pipeline: string;
                         status: string;
                         score: number;
                         /**
@@ -1742,6 +1870,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1773,6 +1903,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1804,6 +1936,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1835,6 +1969,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1866,6 +2002,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1897,6 +2035,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1928,6 +2068,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1961,6 +2103,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -1992,6 +2136,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2025,6 +2171,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2093,6 +2241,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2124,6 +2274,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2155,6 +2307,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2186,6 +2340,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2217,6 +2373,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2248,6 +2406,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2281,6 +2441,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2312,6 +2474,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2345,6 +2509,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2393,11 +2559,15 @@ export interface operations {
                         /** @example website */
                         source?: string | null;
                         /**
-                         * @description Pipeline stage.
-                         * @example new
-                         * @enum {string}
+                         * Format: uuid
+                         * @description The pipeline's id; default: the tenant's default pipeline. Changed without `status`, the lead goes to the new pipeline's first stage.
                          */
-                        status?: "new" | "contacted" | "qualified" | "proposal" | "negotiation" | "won" | "lost";
+                        pipeline?: string;
+                        /**
+                         * @description A stage key of the lead's pipeline (`GET /pipelines`); default: its first stage.
+                         * @example contacted
+                         */
+                        status?: string;
                         /** @example 40 */
                         score?: number;
                         /**
@@ -2471,6 +2641,11 @@ export interface operations {
                                 email: string | null;
                                 phone: string | null;
                                 source: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The pipeline the lead is in (`GET /pipelines`).
+                                 */
+                                pipeline: string;
                                 status: string;
                                 score: number;
                                 /**
@@ -2531,6 +2706,8 @@ export interface operations {
                                 }[];
                                 /** Format: uuid */
                                 existingId?: string;
+                                /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                                leadCount?: number;
                                 requestId?: string;
                             };
                         })[];
@@ -2564,6 +2741,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2595,6 +2774,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2626,6 +2807,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2657,6 +2840,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2688,6 +2873,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2719,6 +2906,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2752,6 +2941,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2783,6 +2974,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2816,6 +3009,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2844,11 +3039,10 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Pipeline stage.
-                     * @example new
-                     * @enum {string}
+                     * @description A stage key of the lead's pipeline (`GET /pipelines`); default: its first stage.
+                     * @example contacted
                      */
-                    status: "new" | "contacted" | "qualified" | "proposal" | "negotiation" | "won" | "lost";
+                    status: string;
                 };
             };
         };
@@ -2876,6 +3070,11 @@ export interface operations {
                         email: string | null;
                         phone: string | null;
                         source: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The pipeline the lead is in (`GET /pipelines`).
+                         */
+                        pipeline: string;
                         status: string;
                         score: number;
                         /**
@@ -2948,6 +3147,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -2979,6 +3180,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3010,6 +3213,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3041,6 +3246,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3072,6 +3279,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3103,6 +3312,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3136,6 +3347,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3167,6 +3380,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3200,6 +3415,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3215,6 +3432,8 @@ export interface operations {
                 createdUntil?: string;
                 /** @description Only leads of this source. */
                 source?: string;
+                /** @description The pipeline counted. Default: the tenant's default pipeline. */
+                pipeline?: string;
             };
             header?: never;
             path?: never;
@@ -3238,9 +3457,19 @@ export interface operations {
                 content: {
                     "application/json": {
                         total: number;
-                        /** @description Every status, in pipeline order (FUNIL_LEAD_STATUSES), zeros included. */
+                        /**
+                         * Format: uuid
+                         * @description The pipeline counted.
+                         */
+                        pipeline: string;
+                        /** @description Every stage of the pipeline, in board order, zeros included; then any status no stage has now. */
                         byStatus: {
                             status: string;
+                            /**
+                             * @description The stage's kind; null for a status no stage has now, which some leads still hold.
+                             * @enum {string|null}
+                             */
+                            kind: "open" | "won" | "lost" | null;
                             count: number;
                         }[];
                         /** @description Largest first; leads without a source under `null`. */
@@ -3296,6 +3525,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3327,6 +3558,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3360,6 +3593,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3391,6 +3626,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3424,6 +3661,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3500,6 +3739,11 @@ export interface operations {
                             email: string | null;
                             phone: string | null;
                             source: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The pipeline the lead is in (`GET /pipelines`).
+                             */
+                            pipeline: string;
                             status: string;
                             score: number;
                             /**
@@ -3616,6 +3860,11 @@ export interface operations {
                             email: string | null;
                             phone: string | null;
                             source: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The pipeline the lead is in (`GET /pipelines`).
+                             */
+                            pipeline: string;
                             status: string;
                             score: number;
                             /**
@@ -3735,6 +3984,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3766,6 +4017,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3797,6 +4050,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3828,6 +4083,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3859,6 +4116,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3890,6 +4149,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3921,6 +4182,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3954,6 +4217,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -3985,6 +4250,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4018,6 +4285,1583 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listPipelines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's pipelines. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        default: boolean;
+                        stages: {
+                            key: string;
+                            label: string;
+                            /**
+                             * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                             * @enum {string}
+                             */
+                            kind: "open" | "won" | "lost";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    }[];
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    createPipeline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Clinic",
+                 *       "stages": [
+                 *         {
+                 *           "key": "scheduled",
+                 *           "label": "Agendado",
+                 *           "kind": "open"
+                 *         },
+                 *         {
+                 *           "key": "attended",
+                 *           "label": "Compareceu",
+                 *           "kind": "open"
+                 *         },
+                 *         {
+                 *           "key": "enrolled",
+                 *           "label": "Matrícula",
+                 *           "kind": "won"
+                 *         },
+                 *         {
+                 *           "key": "gave_up",
+                 *           "label": "Desistiu",
+                 *           "kind": "lost"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The name people see.
+                     * @example Inbound
+                     */
+                    name: string;
+                    /** @description In board order, 1–50. A new lead starts in the first. */
+                    stages: {
+                        /**
+                         * @description A lead's `status` in this stage, unique in the pipeline. A new key: a lower-case letter, then up to 39 of a-z, 0-9, _ (^[a-z][a-z0-9_]{0,39}$); a key the pipeline already has is kept as it is.
+                         * @example qualified
+                         */
+                        key: string;
+                        /**
+                         * @description The name people see.
+                         * @example Qualified
+                         */
+                        label: string;
+                        /**
+                         * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                         * @enum {string}
+                         */
+                        kind: "open" | "won" | "lost";
+                    }[];
+                    /** @description New leads without a `pipeline` go to the tenant's default pipeline; exactly one is the default. */
+                    default?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The pipeline created. */
+            201: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        default: boolean;
+                        stages: {
+                            key: string;
+                            label: string;
+                            /**
+                             * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                             * @enum {string}
+                             */
+                            kind: "open" | "won" | "lost";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the tenant has 20 pipelines already, the most it may have; or a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        default: boolean;
+                        stages: {
+                            key: string;
+                            label: string;
+                            /**
+                             * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                             * @enum {string}
+                             */
+                            kind: "open" | "won" | "lost";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    updatePipeline: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Where the leads of what is removed go: `<stage key>` (of this pipeline; when deleting a pipeline, of the default one) or `<pipeline id>:<stage key>`. They are moved in batches, each lead with its `lead.status_changed` event.
+                 * @example qualified
+                 */
+                moveTo?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Clinic (2027)"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The name people see.
+                     * @example Inbound
+                     */
+                    name?: string;
+                    /** @description In board order, 1–50. A new lead starts in the first. */
+                    stages?: {
+                        /**
+                         * @description A lead's `status` in this stage, unique in the pipeline. A new key: a lower-case letter, then up to 39 of a-z, 0-9, _ (^[a-z][a-z0-9_]{0,39}$); a key the pipeline already has is kept as it is.
+                         * @example qualified
+                         */
+                        key: string;
+                        /**
+                         * @description The name people see.
+                         * @example Qualified
+                         */
+                        label: string;
+                        /**
+                         * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                         * @enum {string}
+                         */
+                        kind: "open" | "won" | "lost";
+                    }[];
+                    /** @description New leads without a `pipeline` go to the tenant's default pipeline; exactly one is the default. */
+                    default?: boolean;
+                    /** @description Read-only: ignored when sent. */
+                    id?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    createdAt?: unknown;
+                    /** @description Read-only: ignored when sent. */
+                    updatedAt?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The pipeline, changed. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        default: boolean;
+                        stages: {
+                            key: string;
+                            label: string;
+                            /**
+                             * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                             * @enum {string}
+                             */
+                            kind: "open" | "won" | "lost";
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: leads are in a stage removed, and no `moveTo` says where they go (`leadCount`) */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    deletePipeline: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Where the leads of what is removed go: `<stage key>` (of this pipeline; when deleting a pipeline, of the default one) or `<pipeline id>:<stage key>`. They are moved in batches, each lead with its `lead.status_changed` event.
+                 * @example qualified
+                 */
+                moveTo?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: it is the default pipeline, or it holds leads and no `moveTo` says where they go */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4148,6 +5992,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4179,6 +6025,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4212,6 +6060,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4243,6 +6093,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4276,6 +6128,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4518,6 +6372,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4549,6 +6405,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4580,6 +6438,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4611,6 +6471,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4642,6 +6504,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4673,6 +6537,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4706,6 +6572,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4737,6 +6605,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4770,6 +6640,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4877,6 +6749,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4908,6 +6782,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4941,6 +6817,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -4972,6 +6850,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5005,6 +6885,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5175,6 +7057,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5206,6 +7090,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5237,6 +7123,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5268,6 +7156,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5299,6 +7189,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5330,6 +7222,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5361,6 +7255,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5394,6 +7290,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5425,6 +7323,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5458,6 +7358,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5526,6 +7428,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5557,6 +7461,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5588,6 +7494,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5619,6 +7527,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5650,6 +7560,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5681,6 +7593,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5714,6 +7628,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5745,6 +7661,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5778,6 +7696,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -5953,6 +7873,8 @@ export interface operations {
                                 }[];
                                 /** Format: uuid */
                                 existingId?: string;
+                                /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                                leadCount?: number;
                                 requestId?: string;
                             };
                         })[];
@@ -5986,6 +7908,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6017,6 +7941,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6048,6 +7974,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6079,6 +8007,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6110,6 +8040,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6141,6 +8073,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6174,6 +8108,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6205,6 +8141,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6238,6 +8176,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6363,6 +8303,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6394,6 +8336,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6425,6 +8369,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6456,6 +8402,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6487,6 +8435,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6518,6 +8468,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6551,6 +8503,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6582,6 +8536,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6615,6 +8571,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6706,6 +8664,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6737,6 +8697,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6770,6 +8732,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6801,6 +8765,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6834,6 +8800,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -6971,6 +8939,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7002,6 +8972,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7033,6 +9005,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7064,6 +9038,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7095,6 +9071,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7126,6 +9104,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7159,6 +9139,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7190,6 +9172,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7223,6 +9207,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7287,6 +9273,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7318,6 +9306,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7351,6 +9341,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7382,6 +9374,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7415,6 +9409,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7504,6 +9500,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7535,6 +9533,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7568,6 +9568,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7599,6 +9601,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7632,6 +9636,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7761,6 +9767,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7792,6 +9800,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7823,6 +9833,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7854,6 +9866,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7885,6 +9899,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7918,6 +9934,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7949,6 +9967,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -7982,6 +10002,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8049,6 +10071,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8080,6 +10104,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8111,6 +10137,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8142,6 +10170,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8173,6 +10203,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8206,6 +10238,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8237,6 +10271,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8270,6 +10306,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8282,7 +10320,7 @@ export interface operations {
                 /** @description The id of the last event read: the page starts after it. Without it, the oldest events kept. */
                 after?: string;
                 /**
-                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.deleted, customer.created, customer.updated, customer.status_changed, customer.deleted.
+                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.deleted, pipeline.created, pipeline.updated, pipeline.deleted, customer.created, customer.updated, customer.status_changed, customer.deleted.
                  * @example lead.created,lead.status_changed
                  */
                 types?: string;
@@ -8319,7 +10357,7 @@ export interface operations {
                         /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                         id: string;
                         /** @enum {string} */
-                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
+                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -8347,7 +10385,7 @@ export interface operations {
                          */
                         redacted?: true;
                         data: {
-                            /** @description The full object after the change (before it, for a delete); only `{_id}` once erased. */
+                            /** @description The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only `{_id}` once erased. */
                             object: {
                                 /** Format: uuid */
                                 _id: string;
@@ -8355,6 +10393,11 @@ export interface operations {
                                 email: string | null;
                                 phone: string | null;
                                 source: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The pipeline the lead is in (`GET /pipelines`).
+                                 */
+                                pipeline: string;
                                 status: string;
                                 score: number;
                                 /**
@@ -8442,6 +10485,30 @@ export interface operations {
                                 updatedAt: string;
                             } | {
                                 /** Format: uuid */
+                                id: string;
+                                name: string;
+                                default: boolean;
+                                stages: {
+                                    key: string;
+                                    label: string;
+                                    /**
+                                     * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                                     * @enum {string}
+                                     */
+                                    kind: "open" | "won" | "lost";
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                updatedAt: string;
+                            } | {
+                                /** Format: uuid */
                                 _id: string;
                             };
                             /** @description The fields the change changed; [] on create and delete. */
@@ -8481,6 +10548,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8512,6 +10581,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8543,6 +10614,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8576,6 +10649,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8607,6 +10682,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8640,6 +10717,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8729,6 +10808,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8762,6 +10843,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8793,6 +10876,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8826,6 +10911,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8868,7 +10955,7 @@ export interface operations {
                      *       "lead.status_changed"
                      *     ]
                      */
-                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
+                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
                     /** @description Free text for people. */
                     description?: string | null;
                     active?: boolean;
@@ -8950,6 +11037,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -8981,6 +11070,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9012,6 +11103,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9043,6 +11136,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9074,6 +11169,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9105,6 +11202,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9138,6 +11237,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9169,6 +11270,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9202,6 +11305,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9290,6 +11395,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9321,6 +11428,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9354,6 +11463,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9385,6 +11496,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9418,6 +11531,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9459,7 +11574,7 @@ export interface operations {
                      *       "lead.status_changed"
                      *     ]
                      */
-                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
+                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
                     /** @description Free text for people. */
                     description?: string | null;
                     /** @description false pauses it; true again starts it from the present (no backlog). */
@@ -9538,6 +11653,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9569,6 +11686,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9600,6 +11719,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9631,6 +11752,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9662,6 +11785,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9695,6 +11820,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9726,6 +11853,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9759,6 +11888,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9824,6 +11955,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9855,6 +11988,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9886,6 +12021,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9917,6 +12054,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9948,6 +12087,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -9981,6 +12122,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10012,6 +12155,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10045,6 +12190,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10140,6 +12287,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10171,6 +12320,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10202,6 +12353,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10233,6 +12386,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10264,6 +12419,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10297,6 +12454,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10328,6 +12487,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10361,6 +12522,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10480,6 +12643,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10511,6 +12676,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10542,6 +12709,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10575,6 +12744,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10606,6 +12777,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10639,6 +12812,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10754,6 +12929,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10785,6 +12962,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10816,6 +12995,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10847,6 +13028,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10878,6 +13061,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10911,6 +13096,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10942,6 +13129,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -10975,6 +13164,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11088,6 +13279,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11119,6 +13312,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11150,6 +13345,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11181,6 +13378,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11212,6 +13411,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11245,6 +13446,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11276,6 +13479,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11309,6 +13514,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11358,6 +13565,11 @@ export interface operations {
                             email: string | null;
                             phone: string | null;
                             source: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The pipeline the lead is in (`GET /pipelines`).
+                             */
+                            pipeline: string;
                             status: string;
                             score: number;
                             /**
@@ -11451,7 +13663,7 @@ export interface operations {
                             /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                             id: string;
                             /** @enum {string} */
-                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
+                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
                             /**
                              * Format: date-time
                              * @example 2026-11-21T10:00:00.000Z
@@ -11479,7 +13691,7 @@ export interface operations {
                              */
                             redacted?: true;
                             data: {
-                                /** @description The full object after the change (before it, for a delete); only `{_id}` once erased. */
+                                /** @description The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only `{_id}` once erased. */
                                 object: {
                                     /** Format: uuid */
                                     _id: string;
@@ -11487,6 +13699,11 @@ export interface operations {
                                     email: string | null;
                                     phone: string | null;
                                     source: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description The pipeline the lead is in (`GET /pipelines`).
+                                     */
+                                    pipeline: string;
                                     status: string;
                                     score: number;
                                     /**
@@ -11574,6 +13791,30 @@ export interface operations {
                                     updatedAt: string;
                                 } | {
                                     /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                    default: boolean;
+                                    stages: {
+                                        key: string;
+                                        label: string;
+                                        /**
+                                         * @description `open` while the lead is in play; `won` and `lost` are the ends the summary and the console count.
+                                         * @enum {string}
+                                         */
+                                        kind: "open" | "won" | "lost";
+                                    }[];
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    updatedAt: string;
+                                } | {
+                                    /** Format: uuid */
                                     _id: string;
                                 };
                                 /** @description The fields the change changed; [] on create and delete. */
@@ -11614,6 +13855,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11645,6 +13888,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11676,6 +13921,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11709,6 +13956,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11740,6 +13989,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11773,6 +14024,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11860,6 +14113,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11891,6 +14146,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11922,6 +14179,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11953,6 +14212,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -11984,6 +14245,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12015,6 +14278,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12048,6 +14313,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12079,6 +14346,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12112,6 +14381,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12181,6 +14452,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12214,6 +14487,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12245,6 +14520,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
@@ -12278,6 +14555,8 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
                         requestId?: string;
                     };
                 };
