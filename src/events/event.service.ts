@@ -23,6 +23,9 @@ export const EVENT_TYPES = {
 export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer];
 export const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
 
+/** The objects whose events are of another's family, by the first word of their types. */
+export const FAMILY_OF_KIND: Readonly<Partial<Record<EventObjectKind, EventFamily>>> = { pipeline: 'lead' };
+
 const FAMILY_OF_TYPE: ReadonlyMap<string, EventFamily> = new Map(
   (Object.entries(EVENT_TYPES) as [EventFamily, readonly string[]][]).flatMap(([family, types]) =>
     types.map((type): [string, EventFamily] => [type, family]),

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Position } from '../events/event.repository.js';
+import { FAMILY_OF_KIND } from '../events/event.service.js';
 import { newId } from '../shared/ids.js';
 import { CLAIM_SECONDS } from './attempt-queue.js';
 
@@ -397,7 +398,7 @@ export class WebhookRepository {
           where e.tenant_id = s.tenant_id
             and (e.xid, e.seq) > (s.cursor_xid, s.cursor_seq)
             and e.xid < pg_snapshot_xmin(pg_current_snapshot())
-            and split_part(e.type, '.', 1) = any(s.families)
+            and ${familyOfType(sql.ref('e.type'))} = any(s.families)
         )
       order by s.id limit ${limit}`.execute(db);
     return rows.map((row) => row.id);
@@ -466,4 +467,13 @@ export class WebhookRepository {
       from webhook_deliveries where status = 'pending'`.execute(db);
     return { pending: rows[0]?.pending ?? 0, oldestSeconds: rows[0]?.oldestSeconds ?? 0 };
   }
+}
+
+/** An event type's family in SQL (a pipeline's events are of the leads' family, SPEC §20), as familyOf says. */
+function familyOfType(type: ReturnType<typeof sql.ref>) {
+  const kind = sql`split_part(${type}, '.', 1)`;
+  const borrowed = Object.entries(FAMILY_OF_KIND).map(
+    ([of, family]) => sql`when ${sql.lit(of)} then ${sql.lit(family)}`,
+  );
+  return sql`(case ${kind} ${sql.join(borrowed, sql` `)} else ${kind} end)`;
 }

@@ -54,6 +54,36 @@ describeEachBackend(
       assert.equal(log[0].response, 'thanks');
     });
 
+    it("delivers a pipeline's changes (SPEC §20) to a subscription of the leads' family, as the feed shows them", async () => {
+      const tenant = await ctx.tenant();
+      const hook = await subscribe(tenant.token, ['pipeline.created', 'pipeline.updated']);
+      const leadsOnly = await subscribe(tenant.token, ['lead.created']);
+      const made = await ctx.request('POST', `${API}/pipelines`, {
+        token: tenant.token,
+        body: { name: 'Inbound', stages: [{ key: 'new', label: 'New', kind: 'open' }] },
+      });
+      await ctx.request('PUT', `${API}/pipelines/${made.body.id}`, {
+        token: tenant.token,
+        body: { name: 'Inbound 2' },
+      });
+      const deliveries = await receiver.at(hook.path, 2);
+      const types = deliveries.map((delivery) => JSON.parse(delivery.body).type);
+      assert.deepEqual(types.sort(), ['pipeline.created', 'pipeline.updated']);
+      const updated = deliveries
+        .map((delivery) => JSON.parse(delivery.body))
+        .find((e) => e.type === 'pipeline.updated');
+      assert.deepEqual(updated.data.previous, { name: 'Inbound' });
+      assert.equal(updated.data.object.name, 'Inbound 2');
+      // A customers-only token cannot subscribe to them: they are of the leads' family.
+      const customersOnly = (await ctx.token(tenant.id, ['webhooks:read', 'webhooks:write', 'customers:read'])).token;
+      const refused = await ctx.request('POST', `${API}/webhooks`, {
+        token: customersOnly,
+        body: { url: receiver.url(target()), events: ['pipeline.created'] },
+      });
+      assert.equal(refused.status, 403, refused.text);
+      assert.deepEqual(await receiver.at(leadsOnly.path, 0), []);
+    });
+
     it('shows the secret only when made, and keeps it encrypted at rest', async () => {
       const tenant = await ctx.tenant();
       const hook = await subscribe(tenant.token, ['*']);
