@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { assertError, assertForbidden, assertInvalidField } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
@@ -329,6 +330,30 @@ describeEachBackend('pipelines (SPEC §20)', (ctx) => {
     assert.deepEqual(mine[0].data.object.stages, CLINIC);
     const customersOnly = (await ctx.token(tenant.id, ['customers:read'])).token;
     assertForbidden(await call('GET', '/events?types=pipeline.created', undefined, customersOnly));
+  });
+
+  it('resumes a move an instance left half done (a crash), from where it stopped', async () => {
+    const owner = await ctx.tenant();
+    const made = await call('POST', '/pipelines', { name: 'Crash', stages: CLINIC }, owner.token);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await newLead({ pipeline: made.body.id, status: 'gave_up' }, owner.token))._id);
+    // As an instance leaves it when killed mid-move: the stage gone, the move recorded, two leads moved.
+    await sql`update pipelines set stages = ${JSON.stringify(CLINIC.slice(0, 3))}::jsonb
+      where tenant_id = ${owner.id} and id = ${made.body.id}`.execute(ctx.db);
+    await sql`insert into pipeline_moves (tenant_id, id, from_pipeline, from_stage, to_pipeline, to_stage)
+      values (${owner.id}, gen_random_uuid(), ${made.body.id}, 'gave_up', ${made.body.id}, 'attended')`.execute(ctx.db);
+    await sql`update leads set status = 'attended' where id = any(${ids.slice(0, 2)}::uuid[])`.execute(ctx.db);
+    const restarted = ctx.services();
+    await restarted.pipelineMoves.resumeAll();
+    for (const id of ids)
+      assert.equal((await call('GET', `/leads/${id}`, undefined, owner.token)).body.status, 'attended');
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pipeline_moves where tenant_id = ${owner.id}`.execute(ctx.db);
+    assert.equal(rows[0]?.n, 0, 'the move is over');
+    const moved = await call('GET', `/events?objectId=${ids[4]}`, undefined, owner.token);
+    assert.equal(moved.body.at(-1).type, 'lead.status_changed');
   });
 
   it('is refused on another instance within 5 s of a stage removed here', async () => {
