@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { type Pipeline, storedPipeline } from '../pipelines/pipeline.types.js';
 import type { PipelineCatalog } from '../pipelines/pipeline-catalog.js';
-import { keysRefused, statusRefused, type TenantPipelines } from '../pipelines/tenant-pipelines.js';
+import { isPlacementRefusal, keysRefused, statusRefused, type TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import type { StoredRow } from '../records/record-store.js';
 import type { PlacedChanges, StatusCheck, StatusRules } from '../records/status-rules.js';
 
@@ -9,15 +9,19 @@ import type { PlacedChanges, StatusCheck, StatusRules } from '../records/status-
  * SPEC §20 on every lead write: a lead is in one of its tenant's pipelines (the default unless
  * the body names another) and its status is a stage of that pipeline (the first unless the body
  * names one). The tenant's pipelines come from PipelineCatalog, so a write checks them without a
- * round trip of its own; an update that sets only the status cannot know the lead's pipeline
+ * round trip of its own (a refusal is checked again against them read afresh: RecordService); an update that sets only the status cannot know the lead's pipeline
  * before it writes, so the update statement itself requires the lead to be in a pipeline that has
  * the stage (the store's guard), and a refusal names the stages of the lead's own.
  */
 export class LeadStages implements StatusRules {
   constructor(private readonly catalog: PipelineCatalog) {}
 
-  async of(handle: Db, tenantId: string): Promise<StatusCheck> {
-    return new LeadStageCheck(tenantId, await this.catalog.of(handle, tenantId));
+  async of(handle: Db, tenantId: string, fresh = false): Promise<StatusCheck> {
+    return new LeadStageCheck(tenantId, await this.catalog.of(handle, tenantId, fresh));
+  }
+
+  refuses(error: unknown): boolean {
+    return isPlacementRefusal(error);
   }
 }
 

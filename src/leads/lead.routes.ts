@@ -67,8 +67,9 @@ export const leadRoutes: FastifyPluginAsync<LeadRoutesOptions> = async (
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      const tenantPipelines = await pipelines.of(request.db, tenantId);
-      return leadSummary(request.db, tenantId, tenantPipelines, request.query as LeadSummaryQuery);
+      return pipelines.using(request.db, tenantId, (known) =>
+        leadSummary(request.db, tenantId, known, request.query as LeadSummaryQuery),
+      );
     },
   );
 

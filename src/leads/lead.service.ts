@@ -151,10 +151,12 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
   override async list<Item>(handle: Db, tenantId: string, filters: object, page: KeysetPage<Item>) {
     const { statuses, pipeline, ...others } = filters as LeadFilters;
     if (statuses === undefined && pipeline == null) return super.list(handle, tenantId, filters, page);
-    const pipelines = await this.#pipelines.of(handle, tenantId);
-    const within = pipeline == null ? undefined : pipelines.named(pipeline);
-    if (statuses) checkAllowed('status', statuses, within ? within.stages.map((stage) => stage.key) : pipelines.keys());
-    const placed = within ? { pipeline: storedPipeline(tenantId, within.id) } : {};
+    const placed = await this.#pipelines.using(handle, tenantId, (pipelines) => {
+      const within = pipeline == null ? undefined : pipelines.named(pipeline);
+      if (statuses)
+        checkAllowed('status', statuses, within ? within.stages.map((stage) => stage.key) : pipelines.keys());
+      return within ? { pipeline: storedPipeline(tenantId, within.id) } : {};
+    });
     return super.list(handle, tenantId, { ...others, statuses, ...placed }, page);
   }
 

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import type { PipelineRepository } from './pipeline.repository.js';
 import type { Stage } from './pipeline.types.js';
-import { TenantPipelines } from './tenant-pipelines.js';
+import { isPlacementRefusal, TenantPipelines } from './tenant-pipelines.js';
 
 /**
  * How long an instance goes on with the pipelines it read before another instance's change: a
@@ -45,6 +45,19 @@ export class PipelineCatalog {
     const read = new TenantPipelines(pipelines);
     if (this.#generations.get(tenantId) === generation) this.#known.set(tenantId, read);
     return read;
+  }
+
+  /**
+   * `use` with the tenant's pipelines as known here; when it refuses a pipeline or a status (one
+   * made, or a stage added, on another instance a moment ago), with them read afresh.
+   */
+  async using<T>(handle: Db, tenantId: string, use: (pipelines: TenantPipelines) => T | Promise<T>): Promise<T> {
+    try {
+      return await use(await this.of(handle, tenantId));
+    } catch (error) {
+      if (!isPlacementRefusal(error)) throw error;
+      return use(await this.of(handle, tenantId, true));
+    }
   }
 
   forget(tenantId: string): void {

@@ -1,4 +1,4 @@
-import { validationFailed } from '../shared/errors.js';
+import { ApiError, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { pipelinePhrases } from './pipeline.messages.js';
 import type { Pipeline, Stage } from './pipeline.types.js';
@@ -77,4 +77,14 @@ export function statusRefused(pipeline: Pipeline) {
 /** The 400 of a status that is none of `keys`. */
 export function keysRefused(keys: readonly string[]) {
   return validationFailed([{ field: 'status', message: fieldMessage('status', fieldMessages.oneOf(keys)) }]);
+}
+
+/**
+ * Whether `error` refuses a lead's pipeline or status: what pipelines read afresh might allow (one
+ * made, or a stage added, on another instance a moment ago).
+ */
+export function isPlacementRefusal(error: unknown): boolean {
+  if (!(error instanceof ApiError) || error.statusCode !== 400) return false;
+  const field = error.details?.[0]?.field;
+  return field === 'status' || field === 'pipeline';
 }

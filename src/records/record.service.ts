@@ -24,7 +24,7 @@ import {
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
 import type { CreateInput, FieldTable, RecordObject, recordFields, UpdateInput } from './record-fields.js';
 import { GuardRefusedError, type RecordStore, type StoredRow, type WriteOptions } from './record-store.js';
-import type { StatusRules } from './status-rules.js';
+import type { PlacedChanges, StatusCheck, StatusRules } from './status-rules.js';
 
 /** A field unique per tenant (SPEC §4, §13), and what a clash on it answers. */
 export interface UniqueField {
@@ -172,8 +172,11 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     const values = await this.#withCustomFields(handle, actor.tenantId, (custom) =>
       this.#valuesOfCreate(actor, input, custom),
     );
-    const check = await this.statusRules.of(handle, actor.tenantId);
-    return this.insert(handle, actor, check.create(values));
+    return this.insert(
+      handle,
+      actor,
+      await this.#statusChecked(handle, actor.tenantId, (check) => check.create(values)),
+    );
   }
 
   /** The values a create stores, defaults included; throws the SPEC §2 error of a rule the input breaks. */
@@ -220,7 +223,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       const values = await this.#withCustomFields(handle, tenantId, (custom) =>
         this.#valuesOfCreate(actor, input, custom),
       );
-      (await this.statusRules.of(handle, tenantId)).create(values);
+      await this.#statusChecked(handle, tenantId, (check) => check.create(values));
     }
     const unique = this.#uniqueFields.find((field) => field.field === key);
     // A create body is an update body that holds the required fields.
@@ -309,8 +312,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     actor: Actor,
     inputs: readonly (CreateInput<F> | ApiError)[],
   ): Promise<(Upserted<RecordObject<F>> | ApiError)[] | undefined> {
-    const check = await this.statusRules.of(handle, actor.tenantId);
-    const prepare = (custom: CustomFieldSet) =>
+    const prepare = (custom: CustomFieldSet, check: StatusCheck) =>
       inputs.map((input) => {
         if (input instanceof ApiError) return input;
         try {
@@ -320,9 +322,17 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
           throw error;
         }
       });
-    let prepared = prepare(await this.customFields.of(handle, actor.tenantId));
+    // Values the copies of this instance refuse are checked again against the definitions read afresh.
+    let custom = await this.customFields.of(handle, actor.tenantId);
+    let check = await this.statusRules.of(handle, actor.tenantId);
+    let prepared = prepare(custom, check);
     if (prepared.some((item) => item instanceof CustomValuesRefused)) {
-      prepared = prepare(await this.customFields.of(handle, actor.tenantId, true));
+      custom = await this.customFields.of(handle, actor.tenantId, true);
+      prepared = prepare(custom, check);
+    }
+    if (prepared.some((item) => this.statusRules.refuses?.(item))) {
+      check = await this.statusRules.of(handle, actor.tenantId, true);
+      prepared = prepare(custom, check);
     }
     const rows = prepared.filter((values): values is Record<string, unknown> => !(values instanceof ApiError));
     let inserted: StoredRow[];
@@ -370,8 +380,30 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     values: Readonly<Record<string, unknown>>,
     options: WriteOptions,
   ): Promise<Stored<RecordObject<F>>> {
-    const check = await this.statusRules.of(handle, actor.tenantId);
-    const placed = check.update(values);
+    return this.#write(handle, actor, id, values, options, false);
+  }
+
+  /**
+   * `write` with the status rules as this instance knows them (`fresh`: read afresh); a status
+   * they refuse, in the body or by the store's guard, is tried once more with them read afresh:
+   * another instance may have just added the stage (PipelineCatalog's copy lags by seconds).
+   */
+  async #write(
+    handle: Db,
+    actor: Actor,
+    id: string,
+    values: Readonly<Record<string, unknown>>,
+    options: WriteOptions,
+    fresh: boolean,
+  ): Promise<Stored<RecordObject<F>>> {
+    const check = await this.statusRules.of(handle, actor.tenantId, fresh);
+    let placed: PlacedChanges;
+    try {
+      placed = check.update(values);
+    } catch (error) {
+      if (fresh || !this.statusRules.refuses?.(error)) throw error;
+      return this.#write(handle, actor, id, values, options, true);
+    }
     const patch = values.custom as Readonly<Record<string, unknown>> | undefined;
     const changes =
       patch === undefined
@@ -386,11 +418,24 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     try {
       row = await this.store.update(handle, actor, id, this.fields.toColumns(changes), writeOptions);
     } catch (error) {
-      if (error instanceof GuardRefusedError) throw check.refused(error.current);
+      if (error instanceof GuardRefusedError) {
+        if (fresh) throw check.refused(error.current);
+        return this.#write(handle, actor, id, values, options, true);
+      }
       throw await this.#settled(this.constraintError(preconditionAsApiError(error), actor.tenantId, changes), handle);
     }
     if (!row) throw notFound(this.notFoundText);
     return this.stored(row);
+  }
+
+  /** `use` with the status rules as this instance knows them; when they refuse the status, with them read afresh. */
+  async #statusChecked<T>(handle: Db, tenantId: string, use: (check: StatusCheck) => T): Promise<T> {
+    try {
+      return use(await this.statusRules.of(handle, tenantId));
+    } catch (error) {
+      if (!this.statusRules.refuses?.(error)) throw error;
+      return use(await this.statusRules.of(handle, tenantId, true));
+    }
   }
 
   /**

@@ -26,7 +26,10 @@ export interface StatusCheck {
  * route's schema is not enough: those callers do not all pass through one.
  */
 export interface StatusRules {
-  of(handle: Db, tenantId: string): StatusCheck | Promise<StatusCheck>;
+  /** `fresh`: read from the database, whatever this instance knows. */
+  of(handle: Db, tenantId: string, fresh?: boolean): StatusCheck | Promise<StatusCheck>;
+  /** Whether `error` is a refusal that rules read afresh might not make (the write is then tried again with them). */
+  refuses?(error: unknown): boolean;
 }
 
 /** One list of statuses for every tenant (customers). */

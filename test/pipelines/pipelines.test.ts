@@ -356,6 +356,35 @@ describeEachBackend('pipelines (SPEC §20)', (ctx) => {
     assert.equal(moved.body.at(-1).type, 'lead.status_changed');
   });
 
+  it('takes at once a pipeline made, or a stage added, on another instance', async () => {
+    const owner = await ctx.tenant();
+    const actor = { tenantId: owner.id, tokenId: owner.tokenId };
+    const lead = await newLead({}, owner.token); // this instance now has the tenant's pipelines
+    const elsewhere = ctx.services();
+    const made = await elsewhere.pipelines.create(ctx.db, actor, { name: 'Elsewhere', stages: CLINIC } as never);
+    const placed = await newLead({ pipeline: made.id, status: 'attended' }, owner.token);
+    assert.equal(placed.pipeline, made.id);
+    assert.equal((await call('GET', `/leads?pipeline=${made.id}`, undefined, owner.token)).status, 200);
+    assert.equal((await call('GET', `/leads/summary?pipeline=${made.id}`, undefined, owner.token)).status, 200);
+    const first = (await elsewhere.pipelines.list(ctx.db, owner.id))[0] as unknown as { id: string; stages: object[] };
+    await elsewhere.pipelines.update(
+      ctx.db,
+      actor,
+      first.id,
+      { stages: [...first.stages, { key: 'nurture', label: 'Nurture', kind: 'open' }] } as never,
+      undefined,
+    );
+    const moved = await call('PUT', `/leads/${lead._id}/status`, { status: 'nurture' }, owner.token);
+    assert.equal(moved.status, 200, moved.text);
+    const batch = await call(
+      'POST',
+      '/leads/batch',
+      { items: [{ name: 'B', phone: '1', status: 'nurture' }] },
+      owner.token,
+    );
+    assert.equal(batch.body.results[0].status, 201, batch.text);
+  });
+
   it('is refused on another instance within 5 s of a stage removed here', async () => {
     const pipeline = (
       await call('POST', '/pipelines', {
