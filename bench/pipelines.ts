@@ -11,17 +11,18 @@
  *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/pipelines.ts [--rows N] [--moved N] [--results DIR]
  *   Without a PostgreSQL URL it runs on PGlite with 100,000 leads and 10,000 moved.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { type Kysely, sql } from 'kysely';
 import { issueToken } from '../src/admin/issue-token.js';
-import { TenantRepository } from '../src/admin/tenant.repository.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { TokenRepository } from '../src/auth/token.repository.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import * as pipelines from '../src/db/migrations/2026-11-28T1000-pipelines.js';
+import * as matchKeys from '../src/db/migrations/2026-11-28T1100-match-keys.js';
 import {
   benchApp,
   benchPostgresUrl,
@@ -68,9 +69,12 @@ function steadyWriter(db: ScratchDatabase['bulk'], ids: () => string) {
 async function run(scratch: ScratchDatabase, backend: string, rows: number, moved: number): Promise<string> {
   const { database, bulk } = scratch;
   // Back to the schema before pipelines, then a tenant and its leads as they were.
+  await matchKeys.down(database.db.withoutPlugins() as unknown as Kysely<unknown>);
   await pipelines.down(database.db.withoutPlugins() as unknown as Kysely<unknown>);
-  await sql`delete from kysely_migration where name = '2026-11-28T1000-pipelines'`.execute(database.db);
-  const created = await new TenantRepository(database.db).create('Large');
+  await sql`delete from kysely_migration where name >= '2026-11-28T1000-pipelines'`.execute(database.db);
+  // As the schema of the time has it (TenantRepository reads columns added since).
+  const created = { id: randomUUID() };
+  await sql`insert into tenants (id, name) values (${created.id}, 'Large')`.execute(database.db);
   const before = await issueToken(new TokenRepository(database.db), {
     tenantId: created.id,
     name: 'before pipelines',

@@ -25,6 +25,8 @@ import { pipelineEventFields } from './pipelines/pipeline-event-fields.js';
 import { PipelineMoves } from './pipelines/pipeline-moves.js';
 import { PersonalDataRepository } from './privacy/personal-data.repository.js';
 import { PersonalDataService } from './privacy/personal-data.service.js';
+import { MatchKeyBackfill } from './records/match-key-backfill.js';
+import { MatchKeyRules } from './records/match-key-rules.js';
 import { defaultListScanRows } from './records/scan-window.js';
 import { AttemptQueue } from './webhooks/attempt-queue.js';
 import { SecretBox } from './webhooks/secret-box.js';
@@ -50,13 +52,14 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   const { db } = database;
   const statuses = config.leadStatuses;
   const scanRows = config.listScanRows ?? defaultListScanRows(database.backend);
-  const { catalog, pipelineCatalog, pipelineRepository, leads, customers } = buildRecordServices(db, {
+  const { catalog, pipelineCatalog, pipelineRepository, matchKeys, leads, customers } = buildRecordServices(db, {
     statuses,
     scanRows,
   });
   const schemas = leadSchemas;
   const events = new EventService({ lead: leadFields, customer: customerFields, pipeline: pipelineEventFields });
   const pipelineMoves = new PipelineMoves(db, logger);
+  const matchKeyBackfill = new MatchKeyBackfill(db, logger, matchKeys);
   const fieldValueRemoval = new CustomValueRemoval(db, logger);
   const idempotency = new IdempotencyRepository(db);
   const webhookRepository = new WebhookRepository();
@@ -91,6 +94,7 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
     pipelineCatalog,
     pipelineRepository,
     pipelineMoves,
+    matchKeyBackfill,
     pipelines: new PipelineService(
       pipelineRepository,
       pipelineCatalog,
@@ -120,8 +124,9 @@ export function buildRecordServices(
   const catalog = new CustomFieldCatalog(new CustomFieldRepository());
   const pipelineRepository = new PipelineRepository();
   const pipelineCatalog = new PipelineCatalog(pipelineRepository, stagesOf(statuses));
-  const customers = new CustomerService({ db, scanRows, catalog });
-  const leads = new LeadService({ db, pipelines: pipelineCatalog, scanRows, catalog, customers });
+  const matchKeys = new MatchKeyRules();
+  const customers = new CustomerService({ db, scanRows, catalog, matchKeys });
+  const leads = new LeadService({ db, pipelines: pipelineCatalog, scanRows, catalog, customers, matchKeys });
   customers.onDelete = (trx, actor, id) => leads.unlinkCustomer(trx, actor, id);
-  return { catalog, pipelineCatalog, pipelineRepository, leads, customers };
+  return { catalog, pipelineCatalog, pipelineRepository, matchKeys, leads, customers };
 }

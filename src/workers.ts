@@ -18,13 +18,22 @@ const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
  * Every background job of an instance, started when the app is ready and stopped when it closes
  * (before the database, which the app closes last): the events' retention (with the webhook
  * deliveries made from them), the removal of a deleted custom field's values, the moves of leads
- * out of removed pipeline stages, the purge of kept
- * Idempotency-Key answers, and, on an instance that delivers (FUNIL_WEBHOOKS_DELIVER), the webhook
+ * out of removed pipeline stages, the matching keys of the records written before they existed, the
+ * purge of kept Idempotency-Key answers, and, on an instance that delivers (FUNIL_WEBHOOKS_DELIVER), the webhook
  * dispatcher and worker. A plugin of its own, so that its hooks close before the root's.
  */
 export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { services, config }) => {
-  const { db, webhookRepository, attemptQueue, secrets, events, fieldValueRemoval, idempotency, pipelineMoves } =
-    services;
+  const {
+    db,
+    webhookRepository,
+    attemptQueue,
+    secrets,
+    events,
+    fieldValueRemoval,
+    idempotency,
+    pipelineMoves,
+    matchKeyBackfill,
+  } = services;
   const metrics = new WebhookMetrics(app.metricsRegistry, db, webhookRepository);
   if (config.webhooks.deliver) {
     deliverWebhooks(app, {
@@ -49,6 +58,9 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
       .resumeAll()
       .catch((error: unknown) => app.log.error({ err: error }, 'custom field values: resume failed'));
     pipelineMoves.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'pipeline moves: resume failed'));
+    matchKeyBackfill
+      .resumeAll()
+      .catch((error: unknown) => app.log.error({ err: error }, 'matching keys: backfill failed to start'));
     purge = setInterval(() => {
       idempotency.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     }, IDEMPOTENCY_PURGE_MS);
@@ -56,6 +68,12 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
   });
   app.addHook('onClose', async () => {
     clearInterval(purge);
-    await Promise.all([stopRetention?.(), fieldValueRemoval.stop(), pipelineMoves.stop(), attemptQueue.stop()]);
+    await Promise.all([
+      stopRetention?.(),
+      fieldValueRemoval.stop(),
+      pipelineMoves.stop(),
+      matchKeyBackfill.stop(),
+      attemptQueue.stop(),
+    ]);
   });
 };

@@ -8,6 +8,7 @@ export function toTenant(row: TenantRow) {
     id: row.id,
     name: row.name,
     active: row.active,
+    phoneCountry: row.phoneCountry,
     createdAt: toIso(row.createdAt),
     updatedAt: toIso(row.updatedAt),
   };

@@ -7,7 +7,8 @@ import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import { answer, errorResponses, SuccessBody } from '../http/schemas.js';
 import { notFound, validationFailed } from '../shared/errors.js';
-import { fieldMessage } from '../shared/messages.js';
+import { isPhoneCountry } from '../shared/match-keys.js';
+import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { pauseSubscriptionsOf } from '../webhooks/subscription-owner.js';
 import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { toCreatedToken, toTenant, toTokenSummary } from './admin.mapper.js';
@@ -50,7 +51,11 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         response: { 201: answer(Tenant, 'The tenant created.'), ...errorResponses(400, 403) },
       },
     },
-    async (request, reply) => reply.code(201).send(toTenant(await tenants(request).create(request.body.name))),
+    async (request, reply) => {
+      const { name, phoneCountry } = request.body;
+      checkPhoneCountry(phoneCountry);
+      return reply.code(201).send(toTenant(await tenants(request).create(name, phoneCountry)));
+    },
   );
 
   app.get(
@@ -85,6 +90,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
       config: tenantNotFound,
     },
     async (request) => {
+      checkPhoneCountry(request.body.phoneCountry);
       const row = await tenants(request).update(request.params.id, request.body);
       if (!row) throw notFound(adminMessages.tenantNotFound);
       // Deactivation and reactivation take effect at once on this instance.
@@ -176,3 +182,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
     },
   );
 };
+
+/** A country whose phones can be read, or a 400 naming `phoneCountry`. */
+function checkPhoneCountry(country: string | undefined): void {
+  if (country === undefined || isPhoneCountry(country)) return;
+  throw validationFailed([{ field: 'phoneCountry', message: fieldMessage('phoneCountry', fieldMessages.invalid()) }]);
+}

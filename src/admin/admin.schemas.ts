@@ -10,19 +10,26 @@ export const Tenant = Type.Object(
     id: Type.String({ format: 'uuid' }),
     name: Type.String(),
     active: Type.Boolean(),
+    phoneCountry: Type.String({ description: 'The country its phones are read in when they carry no +code.' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
   { additionalProperties: false },
 );
 
+const PhoneCountry = Type.String({
+  pattern: '^[A-Z]{2}$',
+  description: 'ISO 3166-1 alpha-2: the country a phone without a +code is read in, to match duplicates (default BR).',
+  examples: ['BR'],
+});
+
 export const CreateTenant = Type.Object(
-  { name: Name },
+  { name: Name, phoneCountry: Type.Optional(PhoneCountry) },
   { additionalProperties: false, examples: [{ name: 'Acme Ltda' }] },
 );
 
 export const UpdateTenant = Type.Object(
-  { name: Type.Optional(Name), active: Type.Optional(Type.Boolean()) },
+  { name: Type.Optional(Name), active: Type.Optional(Type.Boolean()), phoneCountry: Type.Optional(PhoneCountry) },
   { additionalProperties: false, minProperties: 1, examples: [{ name: 'Acme S.A.', active: true }] },
 );
 

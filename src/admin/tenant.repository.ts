@@ -6,7 +6,7 @@ import { newId } from '../shared/ids.js';
 
 export type TenantRow = Selectable<TenantTable>;
 
-const TENANT_COLUMNS = ['id', 'name', 'active', 'createdAt', 'updatedAt'] as const;
+const TENANT_COLUMNS = ['id', 'name', 'active', 'phoneCountry', 'createdAt', 'updatedAt'] as const;
 
 export class TenantRepository {
   constructor(private readonly db: Db) {}
@@ -19,15 +19,18 @@ export class TenantRepository {
     return this.db.selectFrom('tenants').select(TENANT_COLUMNS).where('id', '=', id).executeTakeFirst();
   }
 
-  create(name: string): Promise<TenantRow> {
+  create(name: string, phoneCountry?: string): Promise<TenantRow> {
     return this.db
       .insertInto('tenants')
-      .values({ id: newId(), name })
+      .values({ id: newId(), name, ...(phoneCountry === undefined ? {} : { phoneCountry }) })
       .returning(TENANT_COLUMNS)
       .executeTakeFirstOrThrow();
   }
 
-  update(id: string, patch: { name?: string; active?: boolean }): Promise<TenantRow | undefined> {
+  update(
+    id: string,
+    patch: { name?: string; active?: boolean; phoneCountry?: string },
+  ): Promise<TenantRow | undefined> {
     return this.db
       .updateTable('tenants')
       .set({ ...patch, updatedAt: sql<Date>`now()` })
@@ -40,4 +43,10 @@ export class TenantRepository {
     const row = await this.db.selectFrom('tenants').select('id').limit(1).executeTakeFirst();
     return row === undefined;
   }
+}
+
+/** The country each tenant's phones are read in (SPEC §21), as one statement reads it. */
+export async function phoneCountryOf(handle: Db, tenantId: string): Promise<string | undefined> {
+  const row = await handle.selectFrom('tenants').select('phoneCountry').where('id', '=', tenantId).executeTakeFirst();
+  return row?.phoneCountry;
 }

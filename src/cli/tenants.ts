@@ -7,6 +7,7 @@ export interface Tenant {
   id: string;
   name: string;
   active: boolean;
+  phoneCountry: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -16,9 +17,11 @@ export function registerTenantCommands(tenants: Command): void {
     .command('create')
     .description('create a tenant')
     .argument('<name>', 'name of the tenant')
-    .action(async (name: string, _options: unknown, command: Command) => {
+    .option('--phone-country <code>', 'ISO country its phones without a +code are read in (default BR)')
+    .action(async (name: string, options: { phoneCountry?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const tenant = await ctx.client.post<Tenant>('/tenants', { name });
+      const phoneCountry = options.phoneCountry?.toUpperCase();
+      const tenant = await ctx.client.post<Tenant>('/tenants', { name, ...(phoneCountry && { phoneCountry }) });
       if (ctx.json) return printJson(tenant);
       printLines(`Created tenant "${tenant.name}".`, describeTenant(tenant));
     });
@@ -51,6 +54,17 @@ export function registerTenantCommands(tenants: Command): void {
     });
 
   tenants
+    .command('phone-country')
+    .description("set the country a tenant's phones without a +code are read in, to match duplicates")
+    .argument('<id>', 'id of the tenant')
+    .argument('<code>', 'ISO 3166-1 alpha-2 code, e.g. BR, PT, US')
+    .action(async (id: string, code: string, _options: unknown, command: Command) => {
+      const tenant = await update(contextOf(command), id, { phoneCountry: code.toUpperCase() });
+      if (tenant)
+        printLines(`Tenant "${tenant.name}" (${tenant.id}) reads phones without a +code as ${tenant.phoneCountry}.`);
+    });
+
+  tenants
     .command('disable')
     .description('disable a tenant: its tokens get 403 until it is enabled again')
     .argument('<id>', 'id of the tenant')
@@ -70,7 +84,7 @@ export function registerTenantCommands(tenants: Command): void {
 }
 
 /** PUT /tenants/:id; prints the JSON itself in --json mode and then returns nothing. */
-async function update(ctx: CliContext, id: string, body: Partial<Pick<Tenant, 'name' | 'active'>>) {
+async function update(ctx: CliContext, id: string, body: Partial<Pick<Tenant, 'name' | 'active' | 'phoneCountry'>>) {
   const tenant = await ctx.client.put<Tenant>(`/tenants/${encodeURIComponent(id)}`, body);
   if (ctx.json) {
     printJson(tenant);
@@ -88,6 +102,7 @@ function describeTenant(tenant: Tenant): string {
     ['id', tenant.id],
     ['name', tenant.name],
     ['status', statusOf(tenant)],
+    ['phone country', tenant.phoneCountry],
     ['created', when(tenant.createdAt)],
   ]);
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { SortKey } from '../db/keyset.js';
+import { MATCH_KEY_COLUMNS } from '../records/match-key-rules.js';
 import { RecordStore } from '../records/record-store.js';
 import { RECORD_FILTERS, RECORD_SORT_KEYS, SEARCH_COLUMNS } from '../records/sort-keys.js';
 import { customerFields } from './customer.fields.js';
@@ -34,7 +35,7 @@ export function customerStore(db: Db, scanRows?: number): RecordStore {
     events: 'customer',
     columns: customerFields.rowColumns,
     listSelection: customerFields.listSelection,
-    insertColumns: [...customerFields.writableColumns, 'id', 'tenantId'],
+    insertColumns: [...customerFields.writableColumns, ...MATCH_KEY_COLUMNS, 'id', 'tenantId'],
     derived: {
       // An update that sets only first or last name rebuilds `name` from both as stored after it
       // (SPEC §4); both parts cleared leave the name as it was: a name cannot be cleared.

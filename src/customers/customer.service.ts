@@ -2,6 +2,7 @@ import type { Actor } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import type { ExpectedVersions } from '../db/precondition.js';
 import type { CustomFieldCatalog } from '../fields/custom-field-catalog.js';
+import type { MatchKeyRules } from '../records/match-key-rules.js';
 import { RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { fixedStatuses } from '../records/status-rules.js';
@@ -28,9 +29,14 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
 
   /**
    * `scanRows`: the most rows a filtered list page reads (RecordStore.list); `catalog`: the
-   * tenants' own fields, shared with the routes that change them.
+   * tenants' own fields, shared with the routes that change them; `matchKeys`: SPEC §21's keys.
    */
-  constructor({ db, scanRows, catalog }: { db: Db; scanRows: number | undefined; catalog: CustomFieldCatalog }) {
+  constructor({
+    db,
+    scanRows,
+    catalog,
+    matchKeys,
+  }: { db: Db; scanRows: number | undefined; catalog: CustomFieldCatalog; matchKeys: MatchKeyRules }) {
     super({
       store: customerStore(db, scanRows),
       fields: customerFields,
@@ -53,6 +59,7 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
         },
       ],
       customFields: catalog.forResource('customer'),
+      matchKeys,
     });
   }
 

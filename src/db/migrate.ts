@@ -17,6 +17,7 @@ import * as deliveryObjects from './migrations/2026-11-27T1100-delivery-objects.
 import * as replacedAttempts from './migrations/2026-11-27T1200-replaced-attempts.js';
 import * as leadCustomerIndex from './migrations/2026-11-27T1300-lead-customer-index.js';
 import * as pipelines from './migrations/2026-11-28T1000-pipelines.js';
+import * as matchKeys from './migrations/2026-11-28T1100-match-keys.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27T1200-replaced-attempts': replacedAttempts,
   '2026-11-27T1300-lead-customer-index': leadCustomerIndex,
   '2026-11-28T1000-pipelines': pipelines,
+  '2026-11-28T1100-match-keys': matchKeys,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

@@ -11,6 +11,8 @@ export interface TenantTable {
   id: string;
   name: string;
   active: Generated<boolean>;
+  /** ISO 3166-1 alpha-2: the country its phones are read in when they carry no +code (SPEC §21). */
+  phoneCountry: Generated<string>;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
 }
@@ -43,6 +45,9 @@ export interface LeadTable {
   customerId: string | null;
   /** Null: the tenant's first pipeline, whose id is the tenant's (migration 2026-11-28T1000). */
   pipelineId: string | null;
+  /** SPEC §21's matching keys (shared/match-keys.ts), null until written or backfilled. */
+  matchEmail: string | null;
+  matchPhone: string | null;
   custom: Generated<CustomValues>;
   createdBy: string;
   createdAt: CreatedAt;
@@ -64,6 +69,8 @@ export interface CustomerTable {
   autoPayment: boolean;
   notes: string | null;
   externalId: string | null;
+  matchEmail: string | null;
+  matchPhone: string | null;
   custom: Generated<CustomValues>;
   createdAt: CreatedAt;
   updatedAt: Timestamp;
@@ -159,4 +166,5 @@ export interface Tables {
   customFieldRemovals: CustomFieldRemovalTable;
   pipelines: PipelineTable;
   pipelineMoves: PipelineMoveTable;
+  matchKeyBackfills: { tableName: 'leads' | 'customers'; afterId: string | null };
 }

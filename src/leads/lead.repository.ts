@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { SortKey } from '../db/keyset.js';
+import { MATCH_KEY_COLUMNS } from '../records/match-key-rules.js';
 import { RecordStore } from '../records/record-store.js';
 import { RECORD_FILTERS, RECORD_SORT_KEYS, SEARCH_COLUMNS } from '../records/sort-keys.js';
 import { leadFields } from './lead.fields.js';
@@ -54,7 +55,7 @@ export function leadStore(db: Db, scanRows?: number): RecordStore {
     events: 'lead',
     columns: fields.rowColumns,
     listSelection: fields.listSelection,
-    insertColumns: [...fields.writableColumns, 'id', 'tenantId', 'createdBy'],
+    insertColumns: [...fields.writableColumns, ...MATCH_KEY_COLUMNS, 'id', 'tenantId', 'createdBy'],
     filters: {
       ...RECORD_FILTERS,
       source: { column: 'source', operator: '=' },

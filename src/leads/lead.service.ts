@@ -9,6 +9,7 @@ import { storedPipeline } from '../pipelines/pipeline.types.js';
 import type { PipelineCatalog } from '../pipelines/pipeline-catalog.js';
 import { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import { checkAllowed } from '../records/list-query.js';
+import type { MatchKeyRules } from '../records/match-key-rules.js';
 import { RecordService, type Stored } from '../records/record.service.js';
 import type { CreateInput, RecordObject, UpdateInput } from '../records/record-fields.js';
 import { notFound, validationFailed } from '../shared/errors.js';
@@ -45,6 +46,8 @@ export interface LeadServiceOptions {
   customers: CustomerService;
   /** The tenants' own fields, shared with the routes that change them. */
   catalog: CustomFieldCatalog;
+  /** The matching keys every write keeps (SPEC §21). */
+  matchKeys: MatchKeyRules;
 }
 
 /** Every rule of a lead write (SPEC §3): defaults, an e-mail or a phone, the status list, If-Match. */
@@ -53,7 +56,7 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
 
   readonly #pipelines: PipelineCatalog;
 
-  constructor({ db, pipelines, scanRows, customers, catalog }: LeadServiceOptions) {
+  constructor({ db, pipelines, scanRows, customers, catalog, matchKeys }: LeadServiceOptions) {
     super({
       store: leadStore(db, scanRows),
       fields: leadFields,
@@ -69,6 +72,7 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
         },
       ],
       customFields: catalog.forResource('lead'),
+      matchKeys,
     });
     this.#customers = customers;
     this.#pipelines = pipelines;

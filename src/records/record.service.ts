@@ -21,7 +21,9 @@ import {
   unstorableText,
   validationFailed,
 } from '../shared/errors.js';
+import { matchEmail, matchPhone } from '../shared/match-keys.js';
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
+import type { MatchKeyRules } from './match-key-rules.js';
 import type { CreateInput, FieldTable, RecordObject, recordFields, UpdateInput } from './record-fields.js';
 import { GuardRefusedError, type RecordStore, type StoredRow, type WriteOptions } from './record-store.js';
 import type { PlacedChanges, StatusCheck, StatusRules } from './status-rules.js';
@@ -72,6 +74,8 @@ export interface RecordServiceOptions<F extends FieldTable, L extends readonly (
   readonly uniqueFields: readonly UniqueField[];
   /** The tenant's own fields of this resource (SPEC §16): `custom` is checked against them. */
   readonly customFields: ResourceCustomFields;
+  /** The matching keys every write keeps (SPEC §21). */
+  readonly matchKeys: MatchKeyRules;
 }
 
 /**
@@ -87,6 +91,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   protected readonly statusRules: StatusRules;
   readonly #uniqueFields: readonly UniqueField[];
   protected readonly customFields: ResourceCustomFields;
+  readonly #matchKeys: MatchKeyRules;
 
   constructor(options: RecordServiceOptions<F, L>) {
     this.store = options.store;
@@ -95,6 +100,7 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     this.statusRules = options.statusRules;
     this.#uniqueFields = options.uniqueFields;
     this.customFields = options.customFields;
+    this.#matchKeys = options.matchKeys;
   }
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
@@ -172,11 +178,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     const values = await this.#withCustomFields(handle, actor.tenantId, (custom) =>
       this.#valuesOfCreate(actor, input, custom),
     );
-    return this.insert(
-      handle,
-      actor,
-      await this.#statusChecked(handle, actor.tenantId, (check) => check.create(values)),
-    );
+    const checked = await this.#statusChecked(handle, actor.tenantId, (check) => check.create(values));
+    return this.insert(handle, actor, await this.#matchKeys.keyed(handle, actor.tenantId, checked, true));
   }
 
   /** The values a create stores, defaults included; throws the SPEC §2 error of a rule the input breaks. */
@@ -312,11 +315,17 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     actor: Actor,
     inputs: readonly (CreateInput<F> | ApiError)[],
   ): Promise<(Upserted<RecordObject<F>> | ApiError)[] | undefined> {
+    const country = await this.#matchKeys.countryOf(handle, actor.tenantId);
+    const withKeys = (values: Record<string, unknown>) => ({
+      ...values,
+      matchEmail: matchEmail(values.email as string | null),
+      matchPhone: matchPhone(values.phone as string | null, country),
+    });
     const prepare = (custom: CustomFieldSet, check: StatusCheck) =>
       inputs.map((input) => {
         if (input instanceof ApiError) return input;
         try {
-          return this.fields.toColumns(check.create(this.#valuesOfCreate(actor, input, custom)));
+          return this.fields.toColumns(withKeys(check.create(this.#valuesOfCreate(actor, input, custom))));
         } catch (error) {
           if (error instanceof ApiError) return error;
           throw error;
@@ -405,11 +414,12 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       return this.#write(handle, actor, id, values, options, true);
     }
     const patch = values.custom as Readonly<Record<string, unknown>> | undefined;
+    const keyed = await this.#matchKeys.keyed(handle, actor.tenantId, placed.changes, false);
     const changes =
       patch === undefined
-        ? placed.changes
+        ? keyed
         : {
-            ...placed.changes,
+            ...keyed,
             custom: await this.#withCustomFields(handle, actor.tenantId, (fields) => fields.forUpdate(patch)),
           };
     const derived = [...(options.derived ?? []), ...(placed.options?.derived ?? [])];

@@ -13,10 +13,11 @@ describeEachBackend('admin API: tenants', (ctx) => {
   const admin = (method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) =>
     ctx.request(method, `${ADMIN_API}${url}`, { token: ADMIN_TOKEN, body });
 
-  it('creates a tenant: 201 with exactly id, name, active, createdAt, updatedAt (SPEC §9)', async () => {
+  it('creates a tenant: 201 with exactly id, name, active, phoneCountry, createdAt, updatedAt (SPEC §9, §21)', async () => {
     const res = await admin('POST', '/tenants', { name: '  Acme Ltda ' });
     assert.equal(res.status, 201);
-    assert.deepEqual(Object.keys(res.body).sort(), ['active', 'createdAt', 'id', 'name', 'updatedAt']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['active', 'createdAt', 'id', 'name', 'phoneCountry', 'updatedAt']);
+    assert.equal(res.body.phoneCountry, 'BR');
     assert.match(res.body.id, UUID);
     assert.equal(res.body.name, 'Acme Ltda');
     assert.equal(res.body.active, true);
@@ -47,7 +48,7 @@ describeEachBackend('admin API: tenants', (ctx) => {
   it('renames a tenant and leaves the rest as it was (SPEC §9)', async () => {
     const res = await admin('PUT', `/tenants/${acme.id}`, { name: 'Acme S.A.' });
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['active', 'createdAt', 'id', 'name', 'updatedAt']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['active', 'createdAt', 'id', 'name', 'phoneCountry', 'updatedAt']);
     assert.equal(res.body.id, acme.id);
     assert.equal(res.body.name, 'Acme S.A.');
     assert.equal(res.body.active, true);
@@ -92,5 +93,18 @@ describeEachBackend('admin API: tenants', (ctx) => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     assertError(res, 415, 'unsupported_media_type');
+  });
+  it("takes the country a tenant's phones are read in, on create and update; refuses one that is none (SPEC §21)", async () => {
+    const made = await admin('POST', '/tenants', { name: 'Lisboa', phoneCountry: 'PT' });
+    assert.equal(made.status, 201, made.text);
+    assert.equal(made.body.phoneCountry, 'PT');
+    const moved = await admin('PUT', `/tenants/${made.body.id}`, { phoneCountry: 'US' });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.body.phoneCountry, 'US');
+    for (const bad of ['XX', 'br', 'BRA', '', 1]) {
+      const res = await admin('POST', '/tenants', { name: 'Nowhere', phoneCountry: bad });
+      assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${res.text}`);
+      assert.equal(res.body.details[0].field, 'phoneCountry');
+    }
   });
 });

@@ -256,7 +256,8 @@ describe('funil CLI (SPEC §12, §9)', () => {
 
   it('creates a tenant and lists it, for people and with --json', async () => {
     const created = JSON.parse(await ok(['tenants', 'create', 'Acme Ltda', '--json']));
-    assert.deepEqual(Object.keys(created).sort(), ['active', 'createdAt', 'id', 'name', 'updatedAt']);
+    assert.deepEqual(Object.keys(created).sort(), ['active', 'createdAt', 'id', 'name', 'phoneCountry', 'updatedAt']);
+    assert.equal(created.phoneCountry, 'BR');
     assert.equal(created.name, 'Acme Ltda');
     assert.equal(created.active, true);
     tenantId = created.id;
@@ -374,6 +375,19 @@ describe('funil CLI (SPEC §12, §9)', () => {
     assert.equal(await ok(['tenants', 'rename', tenantId, 'Acme SA']), `Renamed tenant ${tenantId} to "Acme SA".\n`);
     const list = JSON.parse(await ok(['tenants', 'list', '--json']));
     assert.equal(list.find((t: { id: string }) => t.id === tenantId).name, 'Acme SA');
+  });
+
+  it("sets the country a tenant's phones are read in (SPEC §21)", async () => {
+    assert.equal(
+      await ok(['tenants', 'phone-country', tenantId, 'pt']),
+      `Tenant "Acme SA" (${tenantId}) reads phones without a +code as PT.\n`,
+    );
+    const list = JSON.parse(await ok(['tenants', 'list', '--json']));
+    assert.equal(list.find((t: { id: string }) => t.id === tenantId).phoneCountry, 'PT');
+    const made = JSON.parse(await ok(['tenants', 'create', 'Boston Inc', '--phone-country', 'US', '--json']));
+    assert.equal(made.phoneCountry, 'US');
+    const refused = await fails(['tenants', 'phone-country', tenantId, 'XX']);
+    assert.match(refused, /phoneCountry/);
   });
 
   it('reports an unknown tenant (404) on one line', async () => {
