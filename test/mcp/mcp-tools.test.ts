@@ -35,18 +35,10 @@ describeEachBackend('MCP tools: the REST API through an assistant', (ctx) => {
   ) => ctx.request(method, `${API}${path}`, { token: tenant.token, ...options });
 
   /** A tool call that must succeed; its structuredContent. */
-  const ok = async (name: string, args: Record<string, unknown>, client = mcp) => {
-    const answer = await client.call(name, args);
-    assert.equal(answer.isError, false, `${name}: ${JSON.stringify(answer.body)}`);
-    return answer.body;
-  };
+  const ok = (name: string, args: Record<string, unknown>, client = mcp) => client.succeeds(name, args);
   /** A tool call that must fail with `code`; its §2 body. */
-  const fails = async (code: string, name: string, args: Record<string, unknown>, client = mcp) => {
-    const answer = await client.call(name, args);
-    assert.equal(answer.isError, true, `${name} should fail: ${JSON.stringify(answer.body)}`);
-    assert.equal(answer.body.code, code, JSON.stringify(answer.body));
-    return answer.body;
-  };
+  const fails = (code: string, name: string, args: Record<string, unknown>, client = mcp) =>
+    client.fails(code, name, args);
 
   before(async () => {
     url = await mcpUrl(ctx.app);
