@@ -14,6 +14,7 @@ const TOOLS = [
   'set_lead_status',
   'convert_lead',
   'lead_history',
+  'list_pipelines',
   'pipeline_summary',
   'search_customers',
   'get_customer',
@@ -395,6 +396,8 @@ describeEachBackend('MCP tools: the REST API through an assistant', (ctx) => {
     // The failures the tests above had no reason to meet.
     await fails('validation_failed', 'search_customers', { status: 'gone' });
     await fails('validation_failed', 'lead_history', { id: UNKNOWN_ID, limit: 101 });
+    await ok('list_pipelines', {});
+    await fails('validation_failed', 'list_pipelines', { name: 'Inbound' });
     for (const name of TOOLS) {
       assert.deepEqual([...(toolCoverage.get(name) ?? [])].sort(), ['error', 'success'], name);
     }
