@@ -50,10 +50,9 @@ export interface ServiceDependencies {
  */
 export function buildServices({ database, config, logger }: ServiceDependencies) {
   const { db } = database;
-  const statuses = config.leadStatuses;
   const scanRows = config.listScanRows ?? defaultListScanRows(database.backend);
   const { catalog, pipelineCatalog, pipelineRepository, matchKeys, leads, customers } = buildRecordServices(db, {
-    statuses,
+    statuses: config.leadStatuses,
     scanRows,
   });
   const schemas = leadSchemas;
@@ -73,8 +72,6 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
      * runs on `request.db`, which every service method takes as its first argument.
      */
     db,
-    /** FUNIL_LEAD_STATUSES, the stages of a tenant's first pipeline. */
-    leadStatuses: statuses,
     leadSchemas: schemas,
     /** The change feed's event, with the lead and the customer. */
     eventSchemas: eventSchemas(schemas.Lead, Customer, PipelineObject),

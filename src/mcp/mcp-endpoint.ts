@@ -5,14 +5,17 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { principalOf } from '../http/authenticate.js';
 import { sendApiError } from '../http/error-handler.js';
+import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import type { CursorCodec } from '../records/cursor.js';
 import { customerTools } from './customer-tools.js';
 import { failure, type JsonRpcId, type OwnAnswer, type StrayArguments, sendOwn } from './json-rpc.js';
 import { leadTools } from './lead-tools.js';
-import { instructionsFor, mcpServerFor } from './mcp-server.js';
+import { describes, mcpServerFor } from './mcp-server.js';
 import type { McpServices } from './mcp-services.js';
 import { McpToolbox } from './mcp-toolbox.js';
+import { pipelineTools } from './pipeline-tools.js';
 
 /** The request headers the SDK's transports read (2026-07-28 adds the last two); no other reaches them. */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'] as const;
@@ -31,19 +34,24 @@ export type McpEndpoint = (
  */
 export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEndpoint {
   const toolbox = new McpToolbox(
-    [...leadTools(services, cursors), ...customerTools(services, cursors)],
+    [...leadTools(services, cursors), ...pipelineTools(services), ...customerTools(services, cursors)],
     services.idempotency,
   );
-  const instructions = instructionsFor(services.leadStatuses);
+  // The caller's tenant's pipelines, for an answer that names its stages; a read of the database
+  // only when the catalog's copy has expired, and before the SDK, so that a failure is REST's 503.
+  const pipelinesFor = (request: FastifyRequest) =>
+    describes(request.mcp?.method)
+      ? services.pipelineCatalog.of(request.db, principalOf(request).tenantId)
+      : Promise.resolve(undefined);
 
-  // The web request the SDK is handed → the Fastify request it stands for, which the tools need.
-  const requests = new WeakMap<Request, FastifyRequest>();
+  // The web request the SDK is handed → the Fastify request it stands for, which the tools need, and its tenant's pipelines.
+  const requests = new WeakMap<Request, { request: FastifyRequest; pipelines: TenantPipelines | undefined }>();
   // 2026-07-28 requests; the 2025 ones are served below, with JSON answers where this would stream.
   const modern = createMcpHandler(
     ({ requestInfo }) => {
-      const request = requestInfo && requests.get(requestInfo);
-      if (!request) throw new Error('an MCP request reached the SDK without its Fastify request');
-      return mcpServerFor(request, toolbox, instructions);
+      const served = requestInfo && requests.get(requestInfo);
+      if (!served) throw new Error('an MCP request reached the SDK without its Fastify request');
+      return mcpServerFor(served.request, toolbox, served.pipelines);
     },
     { legacy: 'reject' },
   );
@@ -56,14 +64,14 @@ export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEnd
       const answer = await answerOf(stray.id, toolbox.call(request, stray.name, stray.arguments), legacy);
       if (!request.mcpFailure) return sendOwn(reply, answer);
     } else if (legacy) {
-      const server = mcpServerFor(request, toolbox, instructions);
+      const server = mcpServerFor(request, toolbox, await pipelinesFor(request));
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
       await server.connect(transport);
       // Not closed after: with JSON answers it holds no stream, timer or pending request once it has
       // answered, and close() would only build an error (with its stack) for the requests it no longer has.
       response = await transport.handleRequest(webRequest, { parsedBody: request.body });
     } else {
-      requests.set(webRequest, request);
+      requests.set(webRequest, { request, pipelines: await pipelinesFor(request) });
       response = await modern.fetch(webRequest, { parsedBody: request.body });
     }
     // The deadline answered meanwhile (FUNIL_REQUEST_TIMEOUT_MS): its 503 stands.

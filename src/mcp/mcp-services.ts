@@ -4,6 +4,7 @@ import type { EventService } from '../events/event.service.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { LeadSchemas } from '../leads/lead.schemas.js';
 import type { LeadService } from '../leads/lead.service.js';
+import type { PipelineService } from '../pipelines/pipeline.service.js';
 import type { PipelineCatalog } from '../pipelines/pipeline-catalog.js';
 
 /** What the MCP tools call: the same services as the REST routes (the composition root's). */
@@ -11,10 +12,10 @@ export interface McpServices {
   readonly leads: LeadService;
   readonly customers: CustomerService;
   readonly events: EventService;
-  /** FUNIL_LEAD_STATUSES, the stages of a tenant's first pipeline. */
-  readonly leadStatuses: readonly string[];
-  /** Each tenant's pipelines (SPEC §20). */
+  /** Each tenant's pipelines (SPEC §20), kept a moment: what every lead write and tools/list read. */
   readonly pipelineCatalog: PipelineCatalog;
+  /** What GET /pipelines calls. */
+  readonly pipelines: PipelineService;
   readonly leadSchemas: LeadSchemas;
   readonly eventSchemas: EventSchemas;
   /** The REST API's Idempotency-Key records: a key is spent once, whichever way it came. */

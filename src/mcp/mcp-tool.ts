@@ -2,6 +2,7 @@ import { type Static, type TObject, type TProperties, type TSchema, Type } from 
 import type { Actor } from '../auth/caller.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
+import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import type { Text } from '../shared/messages.js';
 import { IgnoredOnWrite, Nullable } from '../shared/schemas.js';
 
@@ -37,7 +38,19 @@ export interface McpTool {
   readonly output: TObject;
   /** The message of a 400 whose first fault is a required argument missing (the route's `requiredFieldText`). */
   readonly requiredFieldText?: Text;
+  /**
+   * How the tool is listed to one tenant, where its words or its `input` name the tenant's own
+   * stages (SPEC §19, §20). Only the listing: calls are checked against `input`, and the service
+   * checks a status against the lead's own pipeline.
+   */
+  readonly listedFor?: (pipelines: TenantPipelines) => TenantListing;
   run(call: ToolCall, args: Record<string, unknown>): Promise<object>;
+}
+
+/** A tool's description and arguments as one tenant's `tools/list` shows them. */
+export interface TenantListing {
+  readonly description: string;
+  readonly input: TObject;
 }
 
 /** A tool whose `run` sees its arguments typed by its input schema (they are validated before it runs). */
@@ -70,6 +83,16 @@ export function writableBody(body: TObject): TObject {
 /** A parameter of a REST schema with words of its own for a model (and other bounds, when given). */
 export function reworded<T extends TSchema>(schema: T, description: string, bounds: Record<string, unknown> = {}) {
   return Type.Optional(Type.Unsafe<Static<T>>({ ...schema, ...bounds, description }));
+}
+
+/** `object` with some of its properties' schemas replaced, each as required or optional as before. */
+export function withProperties(object: TObject, properties: Record<string, TSchema>): TObject {
+  const required = new Set<string>(object.required ?? []);
+  const replaced = Object.entries(properties).map(([name, schema]) => [
+    name,
+    required.has(name) ? schema : Type.Optional(schema),
+  ]);
+  return { ...object, properties: { ...object.properties, ...Object.fromEntries(replaced) } };
 }
 
 /** Values as a description names them for a model: `"new", "contacted"`. */

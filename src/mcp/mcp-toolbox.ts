@@ -9,6 +9,7 @@ import { apiErrorOf, errorBody, logFailure, schemaError } from '../http/error-ha
 import { ErrorBody } from '../http/schemas.js';
 import { IdempotencyKey } from '../idempotency/idempotency.plugin.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
+import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import { type ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { bodyValidator } from '../shared/validation.js';
@@ -26,10 +27,15 @@ declare module 'fastify' {
   }
 }
 
+interface ListedTool {
+  readonly tool: McpTool;
+  readonly listing: Tool;
+}
+
 interface PreparedTool {
   readonly tool: McpTool;
   readonly validate: ValidateFunction;
-  /** Its entry in `tools/list`. */
+  /** Its entry in `tools/list`, unless it is listed to each tenant in words of its own (`listedFor`). */
   readonly listing: Tool;
 }
 
@@ -45,21 +51,38 @@ const REPLAYED = 'funil/idempotentReplayed';
 export class McpToolbox {
   readonly #tools = new Map<string, PreparedTool>();
   readonly #idempotency: ToolIdempotency;
+  /**
+   * Each tenant's listing, kept while the catalog keeps that tenant's pipelines (one object per
+   * tenant and read, PipelineCatalog): a tenant's stages can only be listed to that tenant, and a
+   * change of its pipelines is listed once the catalog reads them again.
+   */
+  readonly #listings = new WeakMap<TenantPipelines, readonly ListedTool[]>();
 
   constructor(tools: readonly McpTool[], idempotency: IdempotencyRepository) {
     const ajv = bodyValidator();
     for (const tool of tools) {
-      const input = tool.effect === 'read' ? tool.input : withIdempotencyKey(tool.input);
-      this.#tools.set(tool.name, { tool, validate: ajv.compile(input), listing: listingOf(tool, input) });
+      const input = inputOf(tool, tool.input);
+      this.#tools.set(tool.name, {
+        tool,
+        validate: ajv.compile(input),
+        listing: listingOf(tool, tool.description, input),
+      });
     }
     this.#idempotency = new ToolIdempotency(idempotency);
   }
 
-  /** `tools/list`: the tools the token's scopes allow. */
-  list(scopes: ReadonlySet<string>): Tool[] {
-    return [...this.#tools.values()]
-      .filter(({ tool }) => lackingScopes(tool.scope, scopes) === undefined)
-      .map(({ listing }) => listing);
+  /** `tools/list`: the tools the token's scopes allow, in the words of the caller's tenant's `pipelines`. */
+  list(scopes: ReadonlySet<string>, pipelines: TenantPipelines): Tool[] {
+    let listings = this.#listings.get(pipelines);
+    if (!listings) {
+      listings = [...this.#tools.values()].map(({ tool, listing }): ListedTool => {
+        if (!tool.listedFor) return { tool, listing };
+        const { description, input } = tool.listedFor(pipelines);
+        return { tool, listing: listingOf(tool, description, inputOf(tool, input)) };
+      });
+      this.#listings.set(pipelines, listings);
+    }
+    return listings.filter(({ tool }) => lackingScopes(tool.scope, scopes) === undefined).map(({ listing }) => listing);
   }
 
   /**
@@ -125,19 +148,21 @@ function argumentsRefused(errors: readonly Partial<ErrorObject>[], tool: McpTool
   return schemaError(errors, 'arguments', aboutKey ? undefined : tool.requiredFieldText);
 }
 
-function withIdempotencyKey(input: TObject): TObject {
+/** A tool's arguments: a write's take an `idempotencyKey` too. */
+function inputOf(tool: McpTool, input: TObject): TObject {
+  if (tool.effect === 'read') return input;
   return Type.Object(
     { ...input.properties, idempotencyKey: Type.Optional(IdempotencyKey) },
     { additionalProperties: false },
   );
 }
 
-function listingOf(tool: McpTool, input: TObject): Tool {
+function listingOf(tool: McpTool, description: string, input: TObject): Tool {
   const read = tool.effect === 'read';
   return {
     name: tool.name,
     title: tool.title,
-    description: tool.description,
+    description,
     inputSchema: portableSchema(input, { input: true }) as Tool['inputSchema'],
     // SDK clients check structuredContent against it even on an isError result, so it admits the §2 error too.
     outputSchema: { type: 'object', anyOf: [tool.output, ErrorBody].map((schema) => portableSchema(schema, OUTPUT)) },

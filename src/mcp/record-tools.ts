@@ -36,6 +36,8 @@ export interface ToolRecords<Item extends { _id: string }> {
     readonly query: TObject;
     readonly filters: readonly string[];
     readonly words: Record<string, string>;
+    /** Filters whose argument takes more than the REST query parameter (a list beside a comma-separated string). */
+    readonly arguments?: Record<string, TSchema>;
   };
   readonly requiredFieldText?: Text;
   /** What each tool is for, in words for a model. */
@@ -60,7 +62,7 @@ export function recordTools<Item extends { _id: string }>(records: ToolRecords<I
 
   const { query, filters, words } = records.search;
   const parameter = (name: string) => {
-    const schema = query.properties[name] as TSchema;
+    const schema = records.search.arguments?.[name] ?? (query.properties[name] as TSchema);
     return words[name] === undefined ? schema : reworded(schema, words[name]);
   };
   const searchInput = Type.Object(

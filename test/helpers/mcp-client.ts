@@ -1,4 +1,4 @@
-import { AssertionError } from 'node:assert';
+import assert, { AssertionError } from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -100,6 +100,23 @@ export class McpTestClient {
       throw new AssertionError({ message: `${where}: not a SPEC §2 error body: ${JSON.stringify(body)}` });
     }
     return { result, body, isError };
+  }
+
+  /** A call that must succeed: its structuredContent. */
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
+  async succeeds(name: string, args: Record<string, unknown> = {}): Promise<any> {
+    const answer = await this.call(name, args);
+    assert.equal(answer.isError, false, `${name}: ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  }
+
+  /** A call that must fail with `code`: its SPEC §2 body. */
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
+  async fails(code: string, name: string, args: Record<string, unknown> = {}): Promise<any> {
+    const answer = await this.call(name, args);
+    assert.equal(answer.isError, true, `${name} should fail: ${JSON.stringify(answer.body)}`);
+    assert.equal(answer.body.code, code, JSON.stringify(answer.body));
+    return answer.body;
   }
 
   close(): Promise<void> {

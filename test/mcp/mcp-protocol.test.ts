@@ -6,7 +6,7 @@ import { TOOL_SUMMARIES } from '../../src/mcp/mcp-guide.js';
 import { McpTestClient, mcpUrl, postMcp } from '../helpers/mcp-client.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
-const LEAD_READ_TOOLS = ['get_lead', 'lead_history', 'pipeline_summary', 'search_leads'];
+const LEAD_READ_TOOLS = ['get_lead', 'lead_history', 'list_pipelines', 'pipeline_summary', 'search_leads'];
 const LEAD_WRITE_TOOLS = ['create_lead', 'set_lead_status', 'update_lead'];
 const CUSTOMER_READ_TOOLS = ['get_customer', 'search_customers'];
 const CUSTOMER_WRITE_TOOLS = ['create_customer', 'update_customer'];
@@ -80,7 +80,7 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
       // The words a model picks by name what is valid.
       const search = byName.get('search_leads');
       const properties = search?.inputSchema.properties as Record<string, { description: string }>;
-      assert.match(properties.status?.description ?? '', /"new", "contacted", "qualified"/);
+      assert.match(search?.description ?? '', /"new" \(open\) → "contacted" \(open\) → "qualified"/);
       assert.match(properties.sort?.description ?? '', /createdAt, updatedAt, name, score, lastContact/);
     } finally {
       await mcp.close();

@@ -14,6 +14,7 @@ const TOOLS = [
   'set_lead_status',
   'convert_lead',
   'lead_history',
+  'list_pipelines',
   'pipeline_summary',
   'search_customers',
   'get_customer',
@@ -35,18 +36,10 @@ describeEachBackend('MCP tools: the REST API through an assistant', (ctx) => {
   ) => ctx.request(method, `${API}${path}`, { token: tenant.token, ...options });
 
   /** A tool call that must succeed; its structuredContent. */
-  const ok = async (name: string, args: Record<string, unknown>, client = mcp) => {
-    const answer = await client.call(name, args);
-    assert.equal(answer.isError, false, `${name}: ${JSON.stringify(answer.body)}`);
-    return answer.body;
-  };
+  const ok = (name: string, args: Record<string, unknown>, client = mcp) => client.succeeds(name, args);
   /** A tool call that must fail with `code`; its §2 body. */
-  const fails = async (code: string, name: string, args: Record<string, unknown>, client = mcp) => {
-    const answer = await client.call(name, args);
-    assert.equal(answer.isError, true, `${name} should fail: ${JSON.stringify(answer.body)}`);
-    assert.equal(answer.body.code, code, JSON.stringify(answer.body));
-    return answer.body;
-  };
+  const fails = (code: string, name: string, args: Record<string, unknown>, client = mcp) =>
+    client.fails(code, name, args);
 
   before(async () => {
     url = await mcpUrl(ctx.app);
@@ -403,6 +396,8 @@ describeEachBackend('MCP tools: the REST API through an assistant', (ctx) => {
     // The failures the tests above had no reason to meet.
     await fails('validation_failed', 'search_customers', { status: 'gone' });
     await fails('validation_failed', 'lead_history', { id: UNKNOWN_ID, limit: 101 });
+    await ok('list_pipelines', {});
+    await fails('validation_failed', 'list_pipelines', { name: 'Inbound' });
     for (const name of TOOLS) {
       assert.deepEqual([...(toolCoverage.get(name) ?? [])].sort(), ['error', 'success'], name);
     }

@@ -5,14 +5,7 @@ import { sql } from 'kysely';
 import { assertError, assertForbidden, assertInvalidField } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
-
-const SEVEN = ['new', 'contacted', 'qualified', 'proposal', 'negotiation', 'won', 'lost'];
-const CLINIC = [
-  { key: 'scheduled', label: 'Agendado', kind: 'open' },
-  { key: 'attended', label: 'Compareceu', kind: 'open' },
-  { key: 'enrolled', label: 'Matrícula', kind: 'won' },
-  { key: 'gave_up', label: 'Desistiu', kind: 'lost' },
-];
+import { CLINIC, SEVEN } from './pipeline-fixtures.js';
 
 describeEachBackend('pipelines (SPEC §20)', (ctx) => {
   let tenant: TestTenant;
