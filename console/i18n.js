@@ -33,7 +33,8 @@ const WORDS = {
     count: 'Leads',
     reached: 'Chegaram',
     conversion: 'Conversão',
-    reachedHelp: 'Chegaram: leads nesta etapa ou adiante (perdidos à parte). Conversão: em relação à etapa anterior.',
+    reachedHelp:
+      'Chegaram: leads nesta etapa, numa etapa adiante ou ganhos; as etapas do tipo perdido ficam à parte. Conversão: em relação à etapa anterior.',
     perDay: 'Leads criados por dia',
     bySource: 'Por origem',
     noSource: '(sem origem)',
@@ -53,6 +54,11 @@ const WORDS = {
     nothing: 'Nada por aqui.',
     forbidden: 'Seu token não tem permissão para esta página.',
     failed: 'Algo deu errado',
+    pipeline: 'Pipeline',
+    allPipelines: 'todos os pipelines',
+    defaultPipeline: 'padrão',
+    moreToLoad: '(há mais para carregar)',
+    scrollCue: 'Há mais etapas ao lado: role o quadro na horizontal →',
   },
   en: {
     title: 'Funil — console',
@@ -88,7 +94,8 @@ const WORDS = {
     count: 'Leads',
     reached: 'Reached',
     conversion: 'Conversion',
-    reachedHelp: 'Reached: leads at this stage or beyond (lost ones apart). Conversion: from the stage before.',
+    reachedHelp:
+      'Reached: leads at this stage, at a later one, or won; stages of kind lost are apart. Conversion: from the stage before.',
     perDay: 'Leads created per day',
     bySource: 'By source',
     noSource: '(no source)',
@@ -108,6 +115,11 @@ const WORDS = {
     nothing: 'Nothing here.',
     forbidden: 'Your token may not see this page.',
     failed: 'Something went wrong',
+    pipeline: 'Pipeline',
+    allPipelines: 'all pipelines',
+    defaultPipeline: 'default',
+    moreToLoad: '(more to load)',
+    scrollCue: 'More stages to the side: scroll the board sideways →',
   },
 };
 
