@@ -2,6 +2,7 @@ import { api, session } from './api.js';
 import { Board } from './board.js';
 import { Funnel } from './funnel.js';
 import { language, t } from './i18n.js';
+import { PipelinesPage } from './pipelines-page.js';
 import { Records } from './records.js';
 import { html, render, useEffect, useState } from './vendor/preact.js';
 import { Webhooks } from './webhooks.js';
@@ -13,6 +14,7 @@ document.title = t('title');
 const PAGES = [
   { id: 'funnel', scope: 'leads:read', view: (props) => html`<${Funnel} ...${props} />` },
   { id: 'board', scope: 'leads:read', view: (props) => html`<${Board} ...${props} />` },
+  { id: 'pipelines', scope: 'leads:read', view: (props) => html`<${PipelinesPage} ...${props} />` },
   { id: 'leads', scope: 'leads:read', view: (props) => html`<${Records} key="leads" resource="leads" ...${props} />` },
   {
     id: 'customers',

@@ -1,12 +1,16 @@
 import { api } from './api.js';
 import { t } from './i18n.js';
+import { PipelinePicker, usePipelines } from './pipelines.js';
 import { html, useEffect, useState } from './vendor/preact.js';
 
 const PAGE = 25;
 
-/** Leads or customers: search, a status filter, keyset "load more", a record's details and history. */
+/**
+ * Leads or customers: search, a status filter, keyset "load more", a record's details and history.
+ * Leads filter by pipeline too, and their status among its stages (SPEC §20).
+ */
 export function Records({ resource }) {
-  const [query, setQuery] = useState({ q: '', status: '' });
+  const [query, setQuery] = useState({ q: '', status: '', pipeline: '' });
   const [form, setForm] = useState(query);
   const [items, setItems] = useState([]);
   const [cursor, setCursor] = useState(undefined);
@@ -17,6 +21,7 @@ export function Records({ resource }) {
     const params = new URLSearchParams({ limit: String(PAGE) });
     if (query.q.trim().length >= 3) params.set('q', query.q.trim());
     if (query.status.trim()) params.set('status', query.status.trim());
+    if (query.pipeline) params.set('pipeline', query.pipeline);
     if (after) params.set('cursor', after);
     setError('');
     try {
@@ -39,7 +44,11 @@ export function Records({ resource }) {
       setQuery(form);
     }}>
       <label>${t('search')} <input name="q" type="search" value=${form.q} onInput=${(event) => setForm({ ...form, q: event.currentTarget.value })} /></label>
-      <label>${t('status')} <input name="status" value=${form.status} placeholder=${t('anyStatus')} onInput=${(event) => setForm({ ...form, status: event.currentTarget.value })} /></label>
+      ${
+        resource === 'leads'
+          ? html`<${StageFilter} form=${form} onChange=${setForm} />`
+          : html`<label>${t('status')} <input name="status" value=${form.status} placeholder=${t('anyStatus')} onInput=${(event) => setForm({ ...form, status: event.currentTarget.value })} /></label>`
+      }
       <button type="submit">${t('apply')}</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -56,6 +65,29 @@ export function Records({ resource }) {
     ${items.length === 0 && !error && html`<p>${t('nothing')}</p>`}
     ${cursor && html`<button type="button" onClick=${() => load(cursor)}>${t('loadMore')}</button>`}
     ${selected && html`<${Details} resource=${resource} id=${selected} onClose=${() => setSelected(undefined)} />`}`;
+}
+
+/**
+ * A pipeline select (all of them, or one) and a select of its stages; for all pipelines, every
+ * stage key of any of them, once.
+ */
+function StageFilter({ form, onChange }) {
+  const { pipelines } = usePipelines();
+  if (!pipelines) return null;
+  const chosen = pipelines.find((pipeline) => pipeline.id === form.pipeline);
+  const stages = [];
+  for (const pipeline of chosen ? [chosen] : pipelines) {
+    for (const stage of pipeline.stages) if (!stages.some((known) => known.key === stage.key)) stages.push(stage);
+  }
+  return html`
+    <${PipelinePicker} pipelines=${pipelines} value=${form.pipeline} anyLabel=${t('allPipelines')}
+      onChoose=${(pipeline) => onChange({ ...form, pipeline, status: '' })} />
+    <label>${t('status')}
+      <select name="status" value=${form.status} onChange=${(event) => onChange({ ...form, status: event.currentTarget.value })}>
+        <option value="">${t('anyStatus')}</option>
+        ${stages.map((stage) => html`<option key=${stage.key} value=${stage.key}>${stage.label}</option>`)}
+      </select>
+    </label>`;
 }
 
 function Details({ resource, id, onClose }) {

@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { adminAuth, PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
-import { type ServerProcess, startServer } from '../helpers/server-process.js';
-import { migratedDataDir } from '../helpers/test-database.js';
+import { adminAuth } from '../helpers/admin-api.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { assertAccessible, CHROMIUM, ConsoleBrowser, hasChromium } from './console-browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** The README shows these two, as the test run took them. */
 const SCREENSHOTS = new URL('../../docs/', import.meta.url).pathname;
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI) throw new Error(`CI must run the console test: install Debian's chromium`);
 const ALL_SCOPES = [
   'leads:read',
   'leads:write',
@@ -30,36 +23,24 @@ const XSS = '<img src=x onerror=alert(1)>';
 describe('the /console, as a person sees it (SPEC §18)', {
   skip: hasChromium ? false : `${CHROMIUM} is not installed`,
 }, () => {
-  let dataDir: string;
-  let server: ServerProcess;
-  let browser: Browser;
-  let token: string;
+  const harness = new ConsoleBrowser();
   const leads = new Map<string, string>();
   const receiver = new WebhookReceiver();
-
-  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const answer = await fetch(`${server.url}/api/external/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
-    return { status: answer.status, body: (await answer.json()) as any, etag: answer.headers.get('etag') };
-  };
+  const api = harness.api.bind(harness);
+  const openConsole = harness.openConsole.bind(harness);
+  const signIn = harness.signIn.bind(harness);
+  let server: ConsoleBrowser['server'];
+  let token: string;
 
   before(async () => {
-    dataDir = await migratedDataDir('funil-console-');
     await receiver.start();
-    server = await startServer({
-      FUNIL_DATA_DIR: dataDir,
-      FUNIL_BOOTSTRAP: 'false',
-      FUNIL_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN,
+    await harness.start('Console', ALL_SCOPES, {
       FUNIL_WEBHOOKS_DELIVER: 'true',
       FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
       FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
       FUNIL_WEBHOOKS_RETRY_DELAYS: '1',
     });
-    token = (await tenantWithToken(server, 'Console', ALL_SCOPES)).token;
+    ({ server, token } = harness);
     const seeds: [string, string, string][] = [
       ['Ana', 'new', 'site'],
       ['Bruno', 'new', 'site'],
@@ -74,56 +55,11 @@ describe('the /console, as a person sees it (SPEC §18)', {
       assert.equal(created.status, 201);
       leads.set(name, created.body._id);
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await harness.stop();
     await receiver.close();
-    await rm(dataDir, { recursive: true, force: true });
   });
-
-  /**
-   * A page of a fresh context that records, on every document it loads, what must never happen:
-   * dialogs, console errors, uncaught errors, Content-Security-Policy violations, foreign requests.
-   */
-  async function openConsole(options: Parameters<Browser['newContext']>[0] = {}) {
-    const context = await browser.newContext({ locale: 'pt-BR', ...options });
-    const page = await context.newPage();
-    const troubles: string[] = [];
-    page.on('dialog', (dialog) => {
-      troubles.push(`dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    page.on('pageerror', (error) => troubles.push(`error: ${error.message}`));
-    page.on('request', (request) => {
-      if (!request.url().startsWith(server.url)) troubles.push(`foreign: ${request.url()}`);
-    });
-    page.on('console', (message) => {
-      if (message.type() === 'error') troubles.push(`console: ${message.text()}`);
-    });
-    // The event names the directive and the file that broke it, which the console's line does not.
-    await page.exposeFunction('reportViolation', (violation: string) => troubles.push(`csp: ${violation}`));
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (event) => {
-        const report = (window as unknown as { reportViolation(violation: string): void }).reportViolation;
-        report(
-          `${event.violatedDirective} at ${event.sourceFile}:${event.lineNumber} on ${document.location.pathname}`,
-        );
-      });
-    });
-    await page.goto(`${server.url}/console`);
-    return { context, page, troubles };
-  }
-
-  async function signIn(page: Page, withToken = token, english = false) {
-    await page.getByLabel(english ? 'Access token (fnl_…)' : 'Token de acesso (fnl_…)').fill(withToken);
-    await page.getByRole('button', { name: english ? 'Sign in' : 'Entrar' }).click();
-    await page.getByRole('navigation').waitFor();
-  }
 
   it('serves every asset itself, under a strict Content-Security-Policy', async () => {
     const answer = await fetch(`${server.url}/console`);
@@ -275,19 +211,8 @@ describe('the /console, as a person sees it (SPEC §18)', {
   });
 
   it('is usable at 360 px and passes an automated accessibility check (axe-core)', async () => {
-    // axe is injected as a script of its own: the page's policy would rightly refuse it.
     const { context, page, troubles } = await openConsole({ viewport: { width: 360, height: 740 }, bypassCSP: true });
-    const axe = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-    const check = async (name: string) => {
-      await page.addScriptTag({ path: axe });
-      const result = (await page.evaluate(() =>
-        (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run(),
-      )) as { violations: { id: string; help: string; nodes: unknown[] }[] };
-      const serious = result.violations.map((violation) => `${violation.id}: ${violation.help}`);
-      assert.deepEqual(serious, [], `${name}: ${serious.join('; ')}`);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
-      assert.ok(overflow <= 360, `${name} is ${overflow} px wide at 360`);
-    };
+    const check = (name: string) => assertAccessible(page, name, 360);
     await check('sign-in');
     await signIn(page);
     await page.locator('[data-testid="total"]').waitFor();
