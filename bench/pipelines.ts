@@ -31,9 +31,9 @@ import {
   scratchPostgres,
   seedLeads,
 } from './bench-database.js';
+import { steadyWriter, WRITE_EVERY_MS } from './steady-writer.js';
 
 const API = '/api/external/v1';
-const WRITE_EVERY_MS = 5;
 
 const { values: options } = parseArgs({
   options: {
@@ -42,29 +42,6 @@ const { values: options } = parseArgs({
     results: { type: 'string', default: 'bench/results' },
   },
 });
-
-/** Writes one lead every WRITE_EVERY_MS on `db` until stopped; the longest and the count. */
-function steadyWriter(db: ScratchDatabase['bulk'], ids: () => string) {
-  let stopped = false;
-  let longest = 0;
-  let writes = 0;
-  const done = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      await sql`update leads set score = (score + 1) % 101 where id = ${ids()}::uuid`.execute(db);
-      longest = Math.max(longest, performance.now() - started);
-      writes++;
-      await new Promise((resolve) => setTimeout(resolve, WRITE_EVERY_MS));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await done;
-      return { longest, writes };
-    },
-  };
-}
 
 async function run(scratch: ScratchDatabase, backend: string, rows: number, moved: number): Promise<string> {
   const { database, bulk } = scratch;

@@ -7,10 +7,12 @@ import { keepPresentedTokens } from './auth/presented-token.js';
 import { tokenRoutes } from './auth/token.routes.js';
 import type { Config } from './config.js';
 import { serveConsole } from './console/console.routes.js';
+import { customerMessages } from './customers/customer.messages.js';
 import { customerRoutes } from './customers/customer.routes.js';
 import { Customer } from './customers/customer.schemas.js';
 import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
+import { duplicateRoutes } from './duplicates/duplicate.routes.js';
 import { eventRoutes } from './events/event.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
 import { requireBearerToken } from './http/authenticate.js';
@@ -30,6 +32,7 @@ import { requestIdOf } from './http/request-id.js';
 import { TenantLines } from './http/tenant-lines.js';
 import { defaultRequestConcurrency, defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
+import { leadMessages } from './leads/lead.messages.js';
 import { leadRoutes } from './leads/lead.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
 import { pipelineRoutes } from './pipelines/pipeline.routes.js';
@@ -142,6 +145,27 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       await external.register(leadRoutes, { leads: services.leads, pipelines: services.pipelineCatalog, cursors });
       await external.register(pipelineRoutes, { pipelines: services.pipelines });
       await external.register(customerRoutes, { customers: services.customers, cursors });
+      await external.register(duplicateRoutes, {
+        cursors,
+        resources: [
+          {
+            table: 'leads',
+            noun: 'Lead',
+            readScope: 'leads:read',
+            object: services.leadSchemas.Lead,
+            notFoundText: leadMessages.leadNotFound,
+            lookupMany: (handle, tenantId, ids) => services.leads.lookupMany(handle, tenantId, ids),
+          },
+          {
+            table: 'customers',
+            noun: 'Customer',
+            readScope: 'customers:read',
+            object: Customer,
+            notFoundText: customerMessages.customerNotFound,
+            lookupMany: (handle, tenantId, ids) => services.customers.lookupMany(handle, tenantId, ids),
+          },
+        ],
+      });
       await external.register(customFieldRoutes, { fields: services.fields });
       await external.register(eventRoutes, { events: services.events, schemas: services.eventSchemas });
       await external.register(webhookRoutes, { webhooks: services.webhooks, secrets: services.secrets });

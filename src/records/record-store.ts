@@ -357,6 +357,18 @@ export class RecordStore {
     return this.#find.first(handle, { tenantId, id });
   }
 
+  /** The tenant's records of these ids (those it has), in no order. */
+  async findMany(handle: Db, tenantId: string, ids: readonly string[]): Promise<StoredRow[]> {
+    if (ids.length === 0) return [];
+    const any = handle as unknown as Kysely<AnyTables>;
+    const query = any
+      .selectFrom(this.#options.table)
+      .select(this.#options.columns)
+      .where('tenantId', '=', tenantId)
+      .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`);
+    return (await query.execute()) as StoredRow[];
+  }
+
   /** Reads the record and locks it until the transaction `trx` ends: writers of it wait their turn. */
   findForUpdate(trx: Db, tenantId: string, id: string): Promise<StoredRow | undefined> {
     return this.#findForUpdate.first(trx, { tenantId, id });

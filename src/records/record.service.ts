@@ -115,6 +115,15 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     return row && this.stored(row);
   }
 
+  /** The tenant's records of these ids, in the order of `ids`; ids it has none of are left out. */
+  async lookupMany(handle: Db, tenantId: string, ids: readonly string[]): Promise<Stored<RecordObject<F>>[]> {
+    const rows = new Map((await this.store.findMany(handle, tenantId, ids)).map((row) => [row.id, row]));
+    return ids.flatMap((id) => {
+      const row = rows.get(id);
+      return row ? [this.stored(row)] : [];
+    });
+  }
+
   async list<Item>(
     handle: Db,
     tenantId: string,
