@@ -24,6 +24,7 @@ export const EXTERNAL_DOCUMENT = {
     { name: 'leads', description: 'People and companies that may buy: the sales pipeline.' },
     { name: 'customers', description: 'The central register of customers that other systems keep in sync.' },
     { name: 'pipelines', description: "The tenant's own pipelines: the stages a lead's `status` takes." },
+    { name: 'merges', description: 'Merges of duplicate leads or customers, and their undo.' },
     { name: 'fields', description: "The tenant's own fields on leads and customers (`custom.<key>`)." },
     { name: 'events', description: 'The change feed: every change of a lead or customer, in commit order.' },
     { name: 'webhooks', description: 'Subscriptions that receive events by HTTP POST, signed, with retries.' },

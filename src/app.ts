@@ -35,6 +35,7 @@ import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
 import { leadMessages } from './leads/lead.messages.js';
 import { leadRoutes } from './leads/lead.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
+import { mergeRoutes } from './merges/merge.routes.js';
 import { pipelineRoutes } from './pipelines/pipeline.routes.js';
 import { personalDataRoutes } from './privacy/personal-data.routes.js';
 import { CursorCodec } from './records/cursor.js';
@@ -144,6 +145,27 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       honourIdempotencyKeys(external, services.idempotency);
       await external.register(leadRoutes, { leads: services.leads, pipelines: services.pipelineCatalog, cursors });
       await external.register(pipelineRoutes, { pipelines: services.pipelines });
+      await external.register(mergeRoutes, {
+        merges: services.merges,
+        resources: [
+          {
+            family: 'lead',
+            path: 'leads',
+            noun: 'Lead',
+            scopes: ['leads:read', 'leads:write'],
+            object: services.leadSchemas.Lead,
+            notFoundText: leadMessages.leadNotFound,
+          },
+          {
+            family: 'customer',
+            path: 'customers',
+            noun: 'Customer',
+            scopes: ['customers:read', 'customers:write'],
+            object: Customer,
+            notFoundText: customerMessages.customerNotFound,
+          },
+        ],
+      });
       await external.register(customerRoutes, { customers: services.customers, cursors });
       await external.register(duplicateRoutes, {
         cursors,

@@ -16,6 +16,7 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { leadFields } from './leads/lead.fields.js';
 import { leadSchemas } from './leads/lead.schemas.js';
 import { LeadService } from './leads/lead.service.js';
+import { MergeService } from './merges/merge.service.js';
 import { PipelineRepository } from './pipelines/pipeline.repository.js';
 import { PipelineObject } from './pipelines/pipeline.schemas.js';
 import { PipelineService } from './pipelines/pipeline.service.js';
@@ -97,6 +98,13 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
       pipelineCatalog,
       pipelineMoves,
       Math.min(REMOVAL_WAIT_MS, config.requestTimeoutMs / 2),
+    ),
+    merges: new MergeService(
+      {
+        lead: { service: leads, scopes: ['leads:read', 'leads:write'] },
+        customer: { service: customers, scopes: ['customers:read', 'customers:write'] },
+      },
+      config.eventRetentionDays,
     ),
     personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository(), idempotency),
     idempotency,

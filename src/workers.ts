@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from './config.js';
 import { EventRepository } from './events/event.repository.js';
 import { pruneEventsPeriodically } from './events/event-retention.js';
+import { mergeRepository } from './records/record-merge.js';
 import type { Services } from './services.js';
 import { deliverWebhooks } from './webhooks/webhook-delivery.js';
 import { WebhookMetrics } from './webhooks/webhook-metrics.js';
@@ -10,6 +11,9 @@ interface WorkersOptions {
   services: Services;
   config: Config;
 }
+
+/** How long a merge is kept past its events' retention (its undo is then a 410). */
+const MERGE_GRACE_MS = 30 * 86_400_000;
 
 /** How often the answers kept for Idempotency-Key replays past their 24 hours are removed. */
 const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
@@ -51,8 +55,15 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
   let stopRetention: (() => Promise<void>) | undefined;
   let purge: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
-    stopRetention = pruneEventsPeriodically(new EventRepository(db), config.eventRetentionDays, app.log, (cutoff) =>
-      webhookRepository.pruneAll(db, cutoff),
+    stopRetention = pruneEventsPeriodically(
+      new EventRepository(db),
+      config.eventRetentionDays,
+      app.log,
+      async (cutoff) => {
+        await webhookRepository.pruneAll(db, cutoff);
+        // A merge is kept 30 days past its events, to answer its undo with a 410 rather than a 404.
+        await mergeRepository.prune(db, new Date(cutoff.getTime() - MERGE_GRACE_MS));
+      },
     );
     fieldValueRemoval
       .resumeAll()

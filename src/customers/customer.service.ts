@@ -60,6 +60,8 @@ export class CustomerService extends RecordService<CustomerFieldTable, CustomerL
       ],
       customFields: catalog.forResource('customer'),
       matchKeys,
+      // A merge takes a name and its parts together.
+      merging: { groups: [['name', 'firstName', 'lastName']] },
     });
   }
 

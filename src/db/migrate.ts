@@ -18,6 +18,7 @@ import * as replacedAttempts from './migrations/2026-11-27T1200-replaced-attempt
 import * as leadCustomerIndex from './migrations/2026-11-27T1300-lead-customer-index.js';
 import * as pipelines from './migrations/2026-11-28T1000-pipelines.js';
 import * as matchKeys from './migrations/2026-11-28T1100-match-keys.js';
+import * as merges from './migrations/2026-11-28T1200-merges.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27T1300-lead-customer-index': leadCustomerIndex,
   '2026-11-28T1000-pipelines': pipelines,
   '2026-11-28T1100-match-keys': matchKeys,
+  '2026-11-28T1200-merges': merges,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

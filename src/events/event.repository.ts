@@ -24,6 +24,8 @@ export interface EventRow {
   readonly redacted: boolean;
   /** Why a record was deleted, when not by a delete: `erasure` (SPEC §17). */
   readonly reason: string | null;
+  readonly mergedInto: string | null;
+  readonly mergedIds: string[] | null;
 }
 
 export interface FeedQuery {
@@ -100,7 +102,7 @@ export function notAfter(a: Position, b: Position): boolean {
 
 /** The columns of an EventRow, as a select list of `events`. */
 export const EVENT_SELECTION = sql.raw(
-  'xid::text as xid, seq::text as seq, type, object_id, occurred_at, token_id, request_id, object, previous, redacted, reason',
+  'xid::text as xid, seq::text as seq, type, object_id, occurred_at, token_id, request_id, object, previous, redacted, reason, merged_into, merged_ids',
 );
 
 /** An event row as read through Kysely, its object's columns renamed as the app names them. */

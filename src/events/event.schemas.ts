@@ -57,9 +57,17 @@ export function eventSchemas(lead: TSchema, customer: TSchema, pipeline: TSchema
       ),
       requestId: Nullable(Type.String({ description: 'The X-Request-Id of the request that made the change.' })),
       reason: Type.Optional(
-        Type.Literal('erasure', {
+        StringEnum(['erasure', 'merge', 'unmerge'], {
           description:
-            "On a `*.deleted` event: the record was erased at its person's request; `object` is only `{_id}`.",
+            "`erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only " +
+            '`{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the ' +
+            'change undid a merge (`POST /merges/{id}/undo`).',
+        }),
+      ),
+      mergedInto: Type.Optional(
+        Type.String({
+          format: 'uuid',
+          description: 'On a `*.deleted` event of reason `merge`: the record it went into.',
         }),
       ),
       redacted: Type.Optional(
@@ -80,6 +88,11 @@ export function eventSchemas(lead: TSchema, customer: TSchema, pipeline: TSchema
           previous: Nullable(
             Type.Record(Type.String(), Type.Unknown(), {
               description: 'The former value of each changed field; null once redacted.',
+            }),
+          ),
+          mergedIds: Type.Optional(
+            Type.Array(Type.String({ format: 'uuid' }), {
+              description: 'On a `*.merged` event: the records merged in.',
             }),
           ),
         },

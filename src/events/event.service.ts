@@ -13,12 +13,13 @@ export const EVENT_TYPES = {
     'lead.updated',
     'lead.status_changed',
     'lead.converted',
+    'lead.merged',
     'lead.deleted',
     'pipeline.created',
     'pipeline.updated',
     'pipeline.deleted',
   ],
-  customer: ['customer.created', 'customer.updated', 'customer.status_changed', 'customer.deleted'],
+  customer: ['customer.created', 'customer.updated', 'customer.status_changed', 'customer.merged', 'customer.deleted'],
 } as const satisfies Record<EventFamily, readonly string[]>;
 export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer];
 export const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
@@ -51,11 +52,19 @@ export interface ApiEvent {
   tenant: string;
   actor: { tokenId: string | null };
   requestId: string | null;
-  /** Why a record was deleted, when not by a delete (SPEC §17: `erasure`). */
+  /** Why a record changed, when not by a request on it (SPEC §17: `erasure`; §21: `merge`, `unmerge`). */
   reason?: string;
+  /** A source of a merge, deleted: the record it was merged into (SPEC §21). */
+  mergedInto?: string;
   /** An erasure redacted it: `object` holds only `_id`, `previous` is null (SPEC §17). */
   redacted?: true;
-  data: { object: Record<string, unknown>; changedFields: string[]; previous: Record<string, unknown> | null };
+  data: {
+    object: Record<string, unknown>;
+    changedFields: string[];
+    previous: Record<string, unknown> | null;
+    /** On a `*.merged` event: the records merged into this one (SPEC §21). */
+    mergedIds?: string[];
+  };
 }
 
 export interface FeedRequest {
@@ -119,6 +128,7 @@ export class EventService {
       actor: { tokenId: row.tokenId },
       requestId: row.requestId,
       ...(row.reason === null ? {} : { reason: row.reason }),
+      ...(row.mergedInto ? { mergedInto: row.mergedInto } : {}),
     };
     // What an erasure leaves (SPEC §17): the record's id, and that something happened to it.
     if (row.redacted)
@@ -140,7 +150,8 @@ export class EventService {
     });
     const changedFields = changes.map(([field]) => field);
     const previous = Object.fromEntries(changes);
-    return { ...head, data: { object, changedFields, previous } };
+    const merged = row.mergedIds ? { mergedIds: row.mergedIds } : {};
+    return { ...head, data: { object, changedFields, previous, ...merged } };
   }
 }
 

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
+import { StringEnum } from '../shared/schemas.js';
 
 export const IdParams = Type.Object(
   { id: Type.String({ format: 'uuid', description: 'The record id (UUID).' }) },
@@ -15,6 +16,19 @@ export const ErrorBody = Type.Object(
       Type.Array(Type.Object({ field: Type.String(), message: Type.String() }, { additionalProperties: false })),
     ),
     existingId: Type.Optional(Type.String({ format: 'uuid' })),
+    blockers: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            recordId: Type.String({ format: 'uuid' }),
+            field: Type.String(),
+            reason: StringEnum(['changed_since', 'taken', 'target_deleted']),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'On an undo of a merge refused: what would lose a later change.' },
+      ),
+    ),
     leadCount: Type.Optional(
       Type.Integer({
         minimum: 1,

@@ -73,6 +73,8 @@ export class LeadService extends RecordService<LeadFieldTable, LeadListKeys> {
       ],
       customFields: catalog.forResource('lead'),
       matchKeys,
+      // A merge takes a lead's pipeline and status together, and keeps a conversion's customer.
+      merging: { carried: ['customerId'], groups: [['pipeline', 'status']] },
     });
     this.#customers = customers;
     this.#pipelines = pipelines;

@@ -7,6 +7,7 @@ import type { ApiEvent, EventService } from '../events/event.service.js';
 import { eventErasure, type Histories } from '../events/event-erasure.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { LeadObject, LeadService } from '../leads/lead.service.js';
+import { mergeRepository } from '../records/record-merge.js';
 import { webhookErasure } from '../webhooks/webhook-erasure.js';
 import type { PersonalDataRepository } from './personal-data.repository.js';
 
@@ -113,7 +114,7 @@ export class PersonalDataService {
 
   /**
    * Redacts the events of these histories, their deliveries' payloads and the kept answers that
-   * show them; answers how many events. Webhook dispatch of the tenant waits meanwhile.
+   * show them, and removes the merges kept for undo that hold the e-mail; answers how many events. Webhook dispatch of the tenant waits meanwhile.
    */
   async #redact(trx: Db, tenantId: string, histories: Histories, email: string): Promise<number> {
     await webhookErasure.holdDispatch(trx, tenantId);
@@ -121,6 +122,7 @@ export class PersonalDataService {
     await webhookErasure.redactPayloads(trx, tenantId, this.#payloads(tenantId, redacted));
     await webhookErasure.redactAbout(trx, tenantId, histories.whole);
     await this.answers.forgetShowing(trx, tenantId, [...histories.whole, email]);
+    await mergeRepository.eraseHolding(trx, tenantId, email);
     return redacted.length;
   }
 

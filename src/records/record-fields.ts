@@ -126,6 +126,8 @@ export function recordFields<const F extends FieldTable, const L extends readonl
       updateProperties: body(true),
     },
     writableKeys,
+    /** The fields a create must carry. */
+    requiredKeys: required.map(([key]) => key),
     /** The columns of the writable fields, in the order of `writableKeys` (an insert's columns). */
     writableColumns: writableKeys.map((key) => columnOf(key as string)),
     defaults,

@@ -348,6 +348,11 @@ export class RecordStore {
     return number;
   }
 
+  /** The first word of the resource's events (SPEC §14). */
+  get family(): EventFamily {
+    return this.#options.events;
+  }
+
   /** The table, which names this resource in lock keys. */
   get table(): string {
     return this.#options.table;

@@ -1,4 +1,5 @@
 import type { Actor } from '../auth/caller.js';
+import { codeNameOf, sqlNameOf } from '../db/column-names.js';
 import type { Db } from '../db/database.js';
 import {
   checkViolationColumn,
@@ -24,7 +25,9 @@ import {
 import { matchEmail, matchPhone } from '../shared/match-keys.js';
 import { fieldMessage, fieldMessages, messages, type Text } from '../shared/messages.js';
 import type { MatchKeyRules } from './match-key-rules.js';
+import { checkMergeInput, type MergeInput, mergedValues } from './merge-plan.js';
 import type { CreateInput, FieldTable, RecordObject, recordFields, UpdateInput } from './record-fields.js';
+import { type MergeRow, RecordMergeStore, type RowSnapshot } from './record-merge.js';
 import { GuardRefusedError, type RecordStore, type StoredRow, type WriteOptions } from './record-store.js';
 import type { PlacedChanges, StatusCheck, StatusRules } from './status-rules.js';
 
@@ -76,6 +79,31 @@ export interface RecordServiceOptions<F extends FieldTable, L extends readonly (
   readonly customFields: ResourceCustomFields;
   /** The matching keys every write keeps (SPEC §21). */
   readonly matchKeys: MatchKeyRules;
+  /**
+   * What a merge chooses besides the writable fields (a lead's read-only `customerId`), and the
+   * fields taken together from one record (a lead's pipeline and status) (SPEC §21).
+   */
+  readonly merging?: { readonly carried?: readonly string[]; readonly groups?: readonly (readonly string[])[] };
+}
+
+/** A merge done (or, with dryRun, as it would be): SPEC §21's answer, and the record's version (its ETag). */
+export interface Merged<T> {
+  readonly merge: { id: string | null; targetId: string; sourceIds: readonly string[]; createdAt: string | null };
+  readonly record: Stored<T>;
+}
+
+/** What blocks an undo (SPEC §21): the record and field at stake, and why. */
+export interface UndoBlocker {
+  readonly recordId: string;
+  readonly field: string;
+  readonly reason: 'changed_since' | 'taken' | 'target_deleted';
+}
+
+/** Thrown inside a dry run's transaction to roll it back with the answer it made. */
+class DryRun<T> extends Error {
+  constructor(readonly answer: T) {
+    super('dry run');
+  }
 }
 
 /**
@@ -92,6 +120,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
   readonly #uniqueFields: readonly UniqueField[];
   protected readonly customFields: ResourceCustomFields;
   readonly #matchKeys: MatchKeyRules;
+  readonly #merging: NonNullable<RecordServiceOptions<F, L>['merging']>;
+  readonly #merges: RecordMergeStore;
 
   constructor(options: RecordServiceOptions<F, L>) {
     this.store = options.store;
@@ -101,6 +131,8 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     this.#uniqueFields = options.uniqueFields;
     this.customFields = options.customFields;
     this.#matchKeys = options.matchKeys;
+    this.#merging = options.merging ?? {};
+    this.#merges = new RecordMergeStore(options.store.table as 'leads' | 'customers', options.store.family, ['custom']);
   }
 
   async find(handle: Db, tenantId: string, id: string): Promise<Stored<RecordObject<F>>> {
@@ -367,6 +399,136 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     );
   }
 
+  /** The fields a merge chooses a value for (`fields` of its body may name these, or `custom.<key>`). */
+  get mergeFields(): readonly string[] {
+    return [...(this.fields.writableKeys as string[]), ...(this.#merging.carried ?? [])];
+  }
+
+  /**
+   * SPEC §21: in one transaction, with every record locked (in id order, so merges of overlapping
+   * records take turns and one of them finds a record gone: 404), the target takes the merged
+   * values with its `*.merged` event and the sources are deleted, each with its `*.deleted` event
+   * (reason `merge`); the merge is kept for its undo. `dryRun` does all of it and rolls it back.
+   */
+  async merge(
+    handle: Db,
+    actor: Actor,
+    input: MergeInput,
+    expected?: WriteOptions['expected'],
+  ): Promise<Merged<RecordObject<F>>> {
+    checkMergeInput(input, this.mergeFields);
+    const { tenantId } = actor;
+    const work = async (trx: Db): Promise<Merged<RecordObject<F>>> => {
+      const snapshots = await this.#merges.lock(trx, tenantId, [input.targetId, ...input.sourceIds]);
+      const before = snapshots.get(input.targetId);
+      if (!before || input.sourceIds.some((id) => !snapshots.has(id))) throw notFound(this.notFoundText);
+      if (expected !== undefined && !expected.includes(Number(before.version))) throw preconditionFailed();
+      const objects = new Map(
+        (await this.lookupMany(trx, tenantId, [input.targetId, ...input.sourceIds])).map((stored) => [
+          (stored.object as { _id: string })._id,
+          stored.object as Readonly<Record<string, unknown>>,
+        ]),
+      );
+      const merged = mergedValues(input, objects, this.mergeFields, this.#merging.groups ?? []);
+      const placed = (await this.statusRules.of(trx, tenantId)).update(merged).changes;
+      const keyed = await this.#matchKeys.keyed(trx, tenantId, placed, false);
+      await this.#merges.deleteSources(trx, actor, input.sourceIds, input.targetId);
+      let row: StoredRow;
+      try {
+        row = await this.#merges.writeTarget(trx, actor, input.targetId, this.fields.toColumns(keyed), input.sourceIds);
+      } catch (error) {
+        throw this.constraintError(error, tenantId, keyed);
+      }
+      const sources = input.sourceIds.map((id) => snapshots.get(id) as RowSnapshot);
+      const kept = await this.#merges.recordMerge(trx, actor, {
+        targetId: input.targetId,
+        sourceIds: input.sourceIds,
+        before,
+        sources,
+      });
+      const answer = {
+        merge: {
+          id: kept.id,
+          targetId: input.targetId,
+          sourceIds: input.sourceIds,
+          createdAt: kept.createdAt.toISOString(),
+        },
+        record: this.stored(row),
+      };
+      if (input.dryRun) throw new DryRun(answer);
+      return answer;
+    };
+    try {
+      return await this.transaction(handle, work);
+    } catch (error) {
+      if (!(error instanceof DryRun)) throw error;
+      const { merge, record } = error.answer as Merged<RecordObject<F>>;
+      return { merge: { ...merge, id: null, createdAt: null }, record };
+    }
+  }
+
+  /**
+   * SPEC §21's undo: the sources back as they were (their ids, values and createdAt), each with
+   * its `*.created` event, and the target's fields the merge set back, with its event (reason
+   * `unmerge`). What blocks it — a target changed since on a field the merge set, a source's unique
+   * value now held by another record, a target deleted — is a 409 naming it, unless `force`, which
+   * keeps those later values (a source then goes back without the value another record took).
+   */
+  async unmerge(handle: Db, actor: Actor, merge: MergeRow, force: boolean): Promise<void> {
+    const { tenantId } = actor;
+    await this.transaction(handle, async (trx) => {
+      const current = await this.#merges.lock(trx, tenantId, [merge.targetId, ...merge.sourceIds]);
+      const blockers: UndoBlocker[] = [];
+      const target = current.get(merge.targetId);
+      const revert: Record<string, unknown> = {};
+      if (!target) {
+        blockers.push({ recordId: merge.targetId, field: '_id', reason: 'target_deleted' });
+      } else {
+        for (const [column, after] of Object.entries(merge.targetAfter)) {
+          if (column === 'updated_at' || column === 'version') continue;
+          const beforeValue = merge.targetBefore[column];
+          if (JSON.stringify(after) === JSON.stringify(beforeValue)) continue;
+          if (JSON.stringify(target[column]) === JSON.stringify(after)) revert[column] = beforeValue;
+          else if (!column.startsWith('match_')) {
+            blockers.push({ recordId: merge.targetId, field: this.#fieldName(column), reason: 'changed_since' });
+          }
+        }
+      }
+      const restored: RowSnapshot[] = [];
+      for (const source of merge.sources) {
+        const row: Record<string, unknown> = { ...source };
+        for (const unique of this.#uniqueFields) {
+          const column = sqlNameOf(unique.column);
+          const value = source[column];
+          if (value == null) continue;
+          const holder = await this.store.findIdBy(trx, tenantId, unique.column, value);
+          const targetKeeps = target && (column in revert ? revert[column] : target[column]) === value;
+          if (holder && (holder !== merge.targetId || targetKeeps)) {
+            blockers.push({ recordId: source.id as string, field: unique.field, reason: 'taken' });
+            row[column] = null;
+          }
+        }
+        restored.push(row);
+      }
+      if (blockers.length > 0 && !force) throw undoBlocked(blockers);
+      if (force && blockers.some((blocker) => blocker.reason === 'taken' && this.#required(blocker.field))) {
+        throw undoBlocked(blockers);
+      }
+      if (target) await this.#merges.revertTarget(trx, actor, merge.targetId, revert);
+      for (const row of restored) await this.#merges.restore(trx, actor, row);
+    });
+  }
+
+  /** The API field a column shows as (`external_id` → `externalId`). */
+  #fieldName(column: string): string {
+    return this.fields.fieldOf(codeNameOf(column))?.field ?? column;
+  }
+
+  /** A field no record may be without (a customer's e-mail): a source cannot go back without it. */
+  #required(field: string): boolean {
+    return (this.fields.requiredKeys as readonly string[]).includes(field) && field !== 'name';
+  }
+
   /**
    * Runs `work` in a transaction (the caller's, or a new one); a clash on a unique field is named
    * (UniqueFieldClash) once a new transaction has rolled back.
@@ -538,4 +700,17 @@ function asItemFault(refused: unknown, original: unknown): ApiError {
 
 function preconditionAsApiError(error: unknown): unknown {
   return error instanceof PreconditionFailedError ? preconditionFailed() : error;
+}
+
+const undoTexts = {
+  blocked: (what: string) => ({
+    pt: `A mescla não pode ser desfeita sem perder alterações posteriores: ${what}. Use ?force=true para mantê-las.`,
+    en: `The merge cannot be undone without losing later changes: ${what}. Send ?force=true to keep them.`,
+  }),
+};
+
+/** The 409 of an undo that would lose later changes, each named in `blockers`. */
+function undoBlocked(blockers: readonly UndoBlocker[]): ApiError {
+  const what = blockers.map((blocker) => `${blocker.recordId} ${blocker.field} (${blocker.reason})`).join('; ');
+  return conflict(undoTexts.blocked(what), { extra: { blockers } });
 }

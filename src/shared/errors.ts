@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'conflict'
   | 'precondition_failed'
   | 'cursor_expired'
+  | 'merge_expired'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
@@ -103,6 +104,9 @@ export const conflict = (
 
 /** A 410: the events after a cursor are gone (SPEC §14's retention). */
 export const cursorExpired = (text: Text) => new ApiError({ statusCode: 410, code: 'cursor_expired', text });
+
+/** SPEC §21: a merge older than the events kept can no longer be undone. */
+export const mergeExpired = (text: Text) => new ApiError({ statusCode: 410, code: 'merge_expired', text });
 
 export const preconditionFailed = () =>
   new ApiError({ statusCode: 412, code: 'precondition_failed', text: messages.preconditionFailed });

@@ -47,7 +47,7 @@ async function imported(document: unknown): Promise<PostmanRequest[]> {
 function phase({ method, url }: PostmanRequest): number {
   const path = (url.path ?? []).join('/');
   if (method === 'POST' && !path.includes('/')) return 0;
-  if (path.endsWith('/retry')) return 2;
+  if (path.endsWith('/retry') || path.endsWith('/undo')) return 2;
   if (method === 'DELETE') return 3;
   if (path === 'personal-data/erase') return 4;
   return 1;
@@ -71,6 +71,21 @@ describeEachBackend(
         return value;
       };
       const sent: string[] = [];
+      /** The example's body with two records of the tenant in place of its ids. */
+      const mergeBody = async (resource: string, raw: string | undefined) => {
+        const example = JSON.parse(raw ?? '{}');
+        const made = [];
+        for (const n of [1, 2]) {
+          const record = {
+            name: `Merged ${n}`,
+            email: `merged-${resource}-${n}@example.com`,
+            phone: `+55 11 5555-000${n}`,
+          };
+          made.push((await ctx.request('POST', `${API}/${resource}`, { token: tenant.token, body: record })).body._id);
+        }
+        const [targetId, sourceId] = made;
+        return JSON.stringify({ ...example, targetId, sourceIds: [sourceId], fields: { phone: sourceId } });
+      };
       for (const request of requests) {
         const segments = request.url.path ?? [];
         const resource = segments[0] ?? '';
@@ -86,11 +101,14 @@ describeEachBackend(
             .map((h): [string, string] => [h.key.toLowerCase(), h.value]),
         );
         const url = `${API}/${path.join('/')}${query.size ? `?${query}` : ''}`;
+        // A merge's example names records of the document's own; a user names theirs, as here.
+        const body = path.at(-1) === 'merge' ? await mergeBody(resource, request.body?.raw) : request.body?.raw;
         const answer = await ctx.request(request.method as 'GET', url, {
           token: tenant.token,
           headers,
-          ...(request.body?.raw ? { body: request.body.raw } : {}),
+          ...(body ? { body } : {}),
         });
+        if (path.at(-1) === 'merge') ids.set('merges', answer.body.merge?.id);
         const what = `${request.method} /${segments.join('/')} → ${answer.status}`;
         assert.ok(answer.status >= 200 && answer.status < 300, `${what}: ${answer.text.slice(0, 500)}`);
         sent.push(what);

@@ -206,6 +206,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leads/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge leads into one
+         * @description In one transaction the target keeps, field by field (custom fields too), the value chosen in `fields`, else its own, else the most recently updated source's; the sources are deleted (a unique value they held may go to the target). Events: `*.merged` on the target with `data.mergedIds`, a `*.deleted` per source with `reason: "merge"` and `mergedInto`. Undo with `POST /merges/{id}/undo` while events are kept. `dryRun` answers the record the merge would make and writes nothing.
+         *
+         *     Needs the scopes `leads:read` and `leads:write`.
+         */
+        post: operations["mergeLeads"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge customers into one
+         * @description In one transaction the target keeps, field by field (custom fields too), the value chosen in `fields`, else its own, else the most recently updated source's; the sources are deleted (a unique value they held may go to the target). Events: `*.merged` on the target with `data.mergedIds`, a `*.deleted` per source with `reason: "merge"` and `mergedInto`. Undo with `POST /merges/{id}/undo` while events are kept. `dryRun` answers the record the merge would make and writes nothing.
+         *
+         *     Needs the scopes `customers:read` and `customers:write`.
+         */
+        post: operations["mergeCustomers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merges/{id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a merge
+         * @description Puts every source back with its id, values, custom values, `externalId` and `createdAt`, and the target's fields the merge changed, each with its event (`reason: "unmerge"`). Needs the read and write scopes of the merge's resource. At most once; while the merge's events are kept (410 after).
+         *
+         *     Needs the scope `leads:write` or `customers:write`.
+         */
+        post: operations["undoMerge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers": {
         parameters: {
             query?: never;
@@ -301,6 +367,94 @@ export interface paths {
          * @description Needs the scope `customers:write`.
          */
         put: operations["updateCustomerStatus"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leads/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Groups of leads that share an e-mail or a phone
+         * @description Largest first, then by kind and key; keyset paged (X-Next-Cursor, Link). The keys are the normalised e-mail (trimmed, lower-cased, without a +tag; Gmail without dots) and the phone in E.164: see `phoneCountry`.
+         *
+         *     Needs the scope `leads:read`.
+         */
+        get: operations["listLeadDuplicates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leads/{id}/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The leads that share an e-mail or a phone with one
+         * @description Newest first, at most 100, each with the keys it shares.
+         *
+         *     Needs the scope `leads:read`.
+         */
+        get: operations["getLeadDuplicates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Groups of customers that share an e-mail or a phone
+         * @description Largest first, then by kind and key; keyset paged (X-Next-Cursor, Link). The keys are the normalised e-mail (trimmed, lower-cased, without a +tag; Gmail without dots) and the phone in E.164: see `phoneCountry`.
+         *
+         *     Needs the scope `customers:read`.
+         */
+        get: operations["listCustomerDuplicates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{id}/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customers that share an e-mail or a phone with one
+         * @description Newest first, at most 100, each with the keys it shares.
+         *
+         *     Needs the scope `customers:read`.
+         */
+        get: operations["getCustomerDuplicates"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -742,6 +896,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -775,6 +937,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -810,6 +980,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -843,6 +1021,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -878,6 +1064,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1154,6 +1348,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1187,6 +1389,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1220,6 +1430,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1253,6 +1471,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1286,6 +1512,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1319,6 +1553,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1354,6 +1596,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1387,6 +1637,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1422,6 +1680,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1542,6 +1808,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1575,6 +1849,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1610,6 +1892,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1643,6 +1933,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1678,6 +1976,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1870,6 +2176,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1903,6 +2217,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1936,6 +2258,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -1969,6 +2299,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2002,6 +2340,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2035,6 +2381,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2068,6 +2422,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2103,6 +2465,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2136,6 +2506,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2171,6 +2549,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2241,6 +2627,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2274,6 +2668,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2307,6 +2709,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2340,6 +2750,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2373,6 +2791,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2406,6 +2832,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2441,6 +2875,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2474,6 +2916,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2509,6 +2959,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2706,6 +3164,14 @@ export interface operations {
                                 }[];
                                 /** Format: uuid */
                                 existingId?: string;
+                                /** @description On an undo of a merge refused: what would lose a later change. */
+                                blockers?: {
+                                    /** Format: uuid */
+                                    recordId: string;
+                                    field: string;
+                                    /** @enum {string} */
+                                    reason: "changed_since" | "taken" | "target_deleted";
+                                }[];
                                 /** @description On a pipeline change refused: how many leads it would leave stageless. */
                                 leadCount?: number;
                                 requestId?: string;
@@ -2741,6 +3207,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2774,6 +3248,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2807,6 +3289,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2840,6 +3330,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2873,6 +3371,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2906,6 +3412,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2941,6 +3455,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -2974,6 +3496,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3009,6 +3539,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3147,6 +3685,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3180,6 +3726,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3213,6 +3767,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3246,6 +3808,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3279,6 +3849,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3312,6 +3890,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3347,6 +3933,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3380,6 +3974,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3415,6 +4017,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3525,6 +4135,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3558,6 +4176,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3593,6 +4219,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3626,6 +4260,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3661,6 +4303,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -3984,6 +4634,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4017,6 +4675,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4050,6 +4716,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4083,6 +4757,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4116,6 +4798,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4149,6 +4839,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4182,6 +4880,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4217,6 +4923,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4250,6 +4964,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4285,6 +5007,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4374,6 +5104,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4409,6 +5147,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4442,6 +5188,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4477,6 +5231,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4624,6 +5386,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4657,6 +5427,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4690,6 +5468,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4723,6 +5509,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4756,6 +5550,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4789,6 +5591,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4824,6 +5634,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4857,6 +5675,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4892,6 +5718,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -4980,6 +5814,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5013,6 +5855,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5048,6 +5898,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5081,6 +5939,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5116,6 +5982,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5251,6 +6125,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5284,6 +6166,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5317,6 +6207,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5350,6 +6248,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5383,6 +6289,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5416,6 +6330,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5451,6 +6373,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5484,6 +6414,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5519,6 +6457,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5592,6 +6538,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5625,6 +6579,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5658,6 +6620,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5691,6 +6661,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5724,6 +6702,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5757,6 +6743,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5792,6 +6786,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5825,6 +6827,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5860,6 +6870,1608 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    mergeLeads: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "targetId": "0190a0f2-5a3c-7d4e-9f10-2b3c4d5e6f70",
+                 *       "sourceIds": [
+                 *         "0190a0f2-6b4d-7e5f-8a21-3c4d5e6f7081"
+                 *       ],
+                 *       "fields": {
+                 *         "phone": "0190a0f2-6b4d-7e5f-8a21-3c4d5e6f7081"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The record kept.
+                     */
+                    targetId: string;
+                    /** @description The records merged into it, then deleted (1–10). */
+                    sourceIds: string[];
+                    /**
+                     * @description `<field>` or `custom.<key>` → the id (the target or a source) whose value to keep. Without a choice a field keeps the target's value, else takes the most recently updated source's that has one.
+                     * @example {
+                     *       "phone": "0190a0f2-5a3c-7d4e-9f10-2b3c4d5e6f70"
+                     *     }
+                     */
+                    fields?: {
+                        [key: string]: string;
+                    };
+                    /** @description Answer the record the merge would make, and write nothing. */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The merge, and the record it made (or would make). */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        merge: {
+                            /**
+                             * Format: uuid
+                             * @description Give it to `POST /merges/{id}/undo`; null on a dry run.
+                             */
+                            id: string | null;
+                            /** Format: uuid */
+                            targetId: string;
+                            sourceIds: string[];
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string | null;
+                        };
+                        record: {
+                            /** Format: uuid */
+                            _id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            source: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The pipeline the lead is in (`GET /pipelines`).
+                             */
+                            pipeline: string;
+                            status: string;
+                            score: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            lastContact: string | null;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
+                             */
+                            customerId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
+                            /** Format: uuid */
+                            tenant: string;
+                            /** Format: uuid */
+                            createdBy: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `precondition_failed`: If-Match does not match the current ETag; nothing changed. */
+            412: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    mergeCustomers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "targetId": "0190a0f2-5a3c-7d4e-9f10-2b3c4d5e6f70",
+                 *       "sourceIds": [
+                 *         "0190a0f2-6b4d-7e5f-8a21-3c4d5e6f7081"
+                 *       ],
+                 *       "fields": {
+                 *         "phone": "0190a0f2-6b4d-7e5f-8a21-3c4d5e6f7081"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The record kept.
+                     */
+                    targetId: string;
+                    /** @description The records merged into it, then deleted (1–10). */
+                    sourceIds: string[];
+                    /**
+                     * @description `<field>` or `custom.<key>` → the id (the target or a source) whose value to keep. Without a choice a field keeps the target's value, else takes the most recently updated source's that has one.
+                     * @example {
+                     *       "phone": "0190a0f2-5a3c-7d4e-9f10-2b3c4d5e6f70"
+                     *     }
+                     */
+                    fields?: {
+                        [key: string]: string;
+                    };
+                    /** @description Answer the record the merge would make, and write nothing. */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The merge, and the record it made (or would make). */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        merge: {
+                            /**
+                             * Format: uuid
+                             * @description Give it to `POST /merges/{id}/undo`; null on a dry run.
+                             */
+                            id: string | null;
+                            /** Format: uuid */
+                            targetId: string;
+                            sourceIds: string[];
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string | null;
+                        };
+                        record: {
+                            /** Format: uuid */
+                            _id: string;
+                            /**
+                             * Format: uuid
+                             * @description Same value as _id.
+                             */
+                            id: string;
+                            firstName: string | null;
+                            lastName: string | null;
+                            name: string;
+                            email: string;
+                            phone: string | null;
+                            status: string;
+                            type: string;
+                            value: number;
+                            autoPayment: boolean;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `precondition_failed`: If-Match does not match the current ETag; nothing changed. */
+            412: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    undoMerge: {
+        parameters: {
+            query?: {
+                /** @description Undo even what later changes block, keeping them: a field of the target changed since stays, a source goes back without a unique value another record took since. */
+                force?: boolean;
+            };
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Undone. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        mergeId: string;
+                        /** Format: uuid */
+                        targetId: string;
+                        /** @description The records put back, with their ids. */
+                        restoredIds: string[];
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: undone already; or later changes would be lost (`blockers` names each: a field of the target changed since, a unique value of a source another record holds now, the target deleted) — `?force=true` keeps them; or a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description Error. */
+            410: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -5992,6 +8604,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6025,6 +8645,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6060,6 +8688,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6093,6 +8729,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6128,6 +8772,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6372,6 +9024,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6405,6 +9065,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6438,6 +9106,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6471,6 +9147,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6504,6 +9188,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6537,6 +9229,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6572,6 +9272,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6605,6 +9313,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6640,6 +9356,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6749,6 +9473,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6782,6 +9514,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6817,6 +9557,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6850,6 +9598,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -6885,6 +9641,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7057,6 +9821,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7090,6 +9862,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7123,6 +9903,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7156,6 +9944,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7189,6 +9985,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7222,6 +10026,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7255,6 +10067,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7290,6 +10110,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7323,6 +10151,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7358,6 +10194,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7428,6 +10272,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7461,6 +10313,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7494,6 +10354,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7527,6 +10395,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7560,6 +10436,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7593,6 +10477,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7628,6 +10520,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7661,6 +10561,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7696,6 +10604,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7873,6 +10789,14 @@ export interface operations {
                                 }[];
                                 /** Format: uuid */
                                 existingId?: string;
+                                /** @description On an undo of a merge refused: what would lose a later change. */
+                                blockers?: {
+                                    /** Format: uuid */
+                                    recordId: string;
+                                    field: string;
+                                    /** @enum {string} */
+                                    reason: "changed_since" | "taken" | "target_deleted";
+                                }[];
                                 /** @description On a pipeline change refused: how many leads it would leave stageless. */
                                 leadCount?: number;
                                 requestId?: string;
@@ -7908,6 +10832,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7941,6 +10873,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -7974,6 +10914,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8007,6 +10955,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8040,6 +10996,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8073,6 +11037,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8108,6 +11080,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8141,6 +11121,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8176,6 +11164,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8303,6 +11299,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8336,6 +11340,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8369,6 +11381,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8402,6 +11422,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8435,6 +11463,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8468,6 +11504,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8503,6 +11547,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8536,6 +11588,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8571,6 +11631,1131 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listLeadDuplicates: {
+        parameters: {
+            query?: {
+                /** @description `email`: the normalised e-mail; `phone`: the phone in E.164, read in the tenant’s phoneCountry. */
+                kind?: "email" | "phone";
+                /** @description Groups per page (1–1000). */
+                limit?: number;
+                /** @description Opaque: the X-Next-Cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of groups. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: {
+                            /**
+                             * @description `email`: the normalised e-mail; `phone`: the phone in E.164, read in the tenant’s phoneCountry.
+                             * @enum {string}
+                             */
+                            kind: "email" | "phone";
+                            /** @description The key the records share. */
+                            value: string;
+                        };
+                        /** @description How many records share it. */
+                        count: number;
+                        /** @description Their ids, the first 100 by id. */
+                        ids: string[];
+                    }[];
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getLeadDuplicates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The leads that share a key with it. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The keys it shares with the record asked about. */
+                        matchedOn: ("email" | "phone")[];
+                        record: {
+                            /** Format: uuid */
+                            _id: string;
+                            name: string;
+                            email: string | null;
+                            phone: string | null;
+                            source: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The pipeline the lead is in (`GET /pipelines`).
+                             */
+                            pipeline: string;
+                            status: string;
+                            score: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            lastContact: string | null;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The customer this lead was converted to (`POST /leads/{id}/convert`).
+                             */
+                            customerId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
+                            /** Format: uuid */
+                            tenant: string;
+                            /** Format: uuid */
+                            createdBy: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listCustomerDuplicates: {
+        parameters: {
+            query?: {
+                /** @description `email`: the normalised e-mail; `phone`: the phone in E.164, read in the tenant’s phoneCountry. */
+                kind?: "email" | "phone";
+                /** @description Groups per page (1–1000). */
+                limit?: number;
+                /** @description Opaque: the X-Next-Cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of groups. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: {
+                            /**
+                             * @description `email`: the normalised e-mail; `phone`: the phone in E.164, read in the tenant’s phoneCountry.
+                             * @enum {string}
+                             */
+                            kind: "email" | "phone";
+                            /** @description The key the records share. */
+                            value: string;
+                        };
+                        /** @description How many records share it. */
+                        count: number;
+                        /** @description Their ids, the first 100 by id. */
+                        ids: string[];
+                    }[];
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getCustomerDuplicates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customers that share a key with it. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The keys it shares with the record asked about. */
+                        matchedOn: ("email" | "phone")[];
+                        record: {
+                            /** Format: uuid */
+                            _id: string;
+                            /**
+                             * Format: uuid
+                             * @description Same value as _id.
+                             */
+                            id: string;
+                            firstName: string | null;
+                            lastName: string | null;
+                            name: string;
+                            email: string;
+                            phone: string | null;
+                            status: string;
+                            type: string;
+                            value: number;
+                            autoPayment: boolean;
+                            notes: string | null;
+                            externalId: string | null;
+                            /**
+                             * @description Your tenant's own fields (`GET /fields`), by key (`^[a-z][a-z0-9_]{0,39}$`); `{}` when the record has none. Their JSON Schema: `GET /fields/schema?resource=…`.
+                             * @example {
+                             *       "utm_source": "google",
+                             *       "employees": 40,
+                             *       "interests": [
+                             *         "crm",
+                             *         "erp"
+                             *       ]
+                             *     }
+                             */
+                            custom: {
+                                [key: string]: string | number | boolean | string[];
+                            };
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8664,6 +12849,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8697,6 +12890,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8732,6 +12933,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8765,6 +12974,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8800,6 +13017,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8939,6 +13164,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -8972,6 +13205,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9005,6 +13246,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9038,6 +13287,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9071,6 +13328,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9104,6 +13369,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9139,6 +13412,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9172,6 +13453,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9207,6 +13496,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9273,6 +13570,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9306,6 +13611,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9341,6 +13654,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9374,6 +13695,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9409,6 +13738,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9500,6 +13837,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9533,6 +13878,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9568,6 +13921,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9601,6 +13962,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9636,6 +14005,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9767,6 +14144,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9800,6 +14185,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9833,6 +14226,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9866,6 +14267,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9899,6 +14308,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9934,6 +14351,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -9967,6 +14392,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10002,6 +14435,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10071,6 +14512,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10104,6 +14553,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10137,6 +14594,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10170,6 +14635,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10203,6 +14676,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10238,6 +14719,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10271,6 +14760,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10306,6 +14803,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10320,7 +14825,7 @@ export interface operations {
                 /** @description The id of the last event read: the page starts after it. Without it, the oldest events kept. */
                 after?: string;
                 /**
-                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.deleted, pipeline.created, pipeline.updated, pipeline.deleted, customer.created, customer.updated, customer.status_changed, customer.deleted.
+                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.merged, lead.deleted, pipeline.created, pipeline.updated, pipeline.deleted, customer.created, customer.updated, customer.status_changed, customer.merged, customer.deleted.
                  * @example lead.created,lead.status_changed
                  */
                 types?: string;
@@ -10357,7 +14862,7 @@ export interface operations {
                         /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                         id: string;
                         /** @enum {string} */
-                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
+                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted";
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -10375,10 +14880,15 @@ export interface operations {
                         /** @description The X-Request-Id of the request that made the change. */
                         requestId: string | null;
                         /**
-                         * @description On a `*.deleted` event: the record was erased at its person's request; `object` is only `{_id}`.
+                         * @description `erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only `{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the change undid a merge (`POST /merges/{id}/undo`).
                          * @enum {string}
                          */
-                        reason?: "erasure";
+                        reason?: "erasure" | "merge" | "unmerge";
+                        /**
+                         * Format: uuid
+                         * @description On a `*.deleted` event of reason `merge`: the record it went into.
+                         */
+                        mergedInto?: string;
                         /**
                          * @description An erasure of personal data redacted this event: `object` is only `{_id}`, `previous` is null.
                          * @enum {boolean}
@@ -10517,6 +15027,8 @@ export interface operations {
                             previous: {
                                 [key: string]: unknown;
                             } | null;
+                            /** @description On a `*.merged` event: the records merged in. */
+                            mergedIds?: string[];
                         };
                     }[];
                 };
@@ -10548,6 +15060,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10581,6 +15101,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10614,6 +15142,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10649,6 +15185,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10682,6 +15226,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10717,6 +15269,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10808,6 +15368,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10843,6 +15411,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10876,6 +15452,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10911,6 +15495,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -10955,7 +15547,7 @@ export interface operations {
                      *       "lead.status_changed"
                      *     ]
                      */
-                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
+                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "*")[];
                     /** @description Free text for people. */
                     description?: string | null;
                     active?: boolean;
@@ -11037,6 +15629,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11070,6 +15670,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11103,6 +15711,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11136,6 +15752,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11169,6 +15793,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11202,6 +15834,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11237,6 +15877,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11270,6 +15918,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11305,6 +15961,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11395,6 +16059,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11428,6 +16100,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11463,6 +16143,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11496,6 +16184,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11531,6 +16227,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11574,7 +16278,7 @@ export interface operations {
                      *       "lead.status_changed"
                      *     ]
                      */
-                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted" | "*")[];
+                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "*")[];
                     /** @description Free text for people. */
                     description?: string | null;
                     /** @description false pauses it; true again starts it from the present (no backlog). */
@@ -11653,6 +16357,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11686,6 +16398,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11719,6 +16439,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11752,6 +16480,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11785,6 +16521,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11820,6 +16564,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11853,6 +16605,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11888,6 +16648,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11955,6 +16723,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -11988,6 +16764,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12021,6 +16805,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12054,6 +16846,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12087,6 +16887,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12122,6 +16930,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12155,6 +16971,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12190,6 +17014,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12287,6 +17119,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12320,6 +17160,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12353,6 +17201,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12386,6 +17242,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12419,6 +17283,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12454,6 +17326,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12487,6 +17367,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12522,6 +17410,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12643,6 +17539,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12676,6 +17580,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12709,6 +17621,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12744,6 +17664,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12777,6 +17705,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12812,6 +17748,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12929,6 +17873,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12962,6 +17914,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -12995,6 +17955,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13028,6 +17996,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13061,6 +18037,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13096,6 +18080,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13129,6 +18121,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13164,6 +18164,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13279,6 +18287,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13312,6 +18328,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13345,6 +18369,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13378,6 +18410,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13411,6 +18451,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13446,6 +18494,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13479,6 +18535,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13514,6 +18578,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13663,7 +18735,7 @@ export interface operations {
                             /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                             id: string;
                             /** @enum {string} */
-                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.deleted";
+                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted";
                             /**
                              * Format: date-time
                              * @example 2026-11-21T10:00:00.000Z
@@ -13681,10 +18753,15 @@ export interface operations {
                             /** @description The X-Request-Id of the request that made the change. */
                             requestId: string | null;
                             /**
-                             * @description On a `*.deleted` event: the record was erased at its person's request; `object` is only `{_id}`.
+                             * @description `erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only `{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the change undid a merge (`POST /merges/{id}/undo`).
                              * @enum {string}
                              */
-                            reason?: "erasure";
+                            reason?: "erasure" | "merge" | "unmerge";
+                            /**
+                             * Format: uuid
+                             * @description On a `*.deleted` event of reason `merge`: the record it went into.
+                             */
+                            mergedInto?: string;
                             /**
                              * @description An erasure of personal data redacted this event: `object` is only `{_id}`, `previous` is null.
                              * @enum {boolean}
@@ -13823,6 +18900,8 @@ export interface operations {
                                 previous: {
                                     [key: string]: unknown;
                                 } | null;
+                                /** @description On a `*.merged` event: the records merged in. */
+                                mergedIds?: string[];
                             };
                         }[];
                     };
@@ -13855,6 +18934,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13888,6 +18975,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13921,6 +19016,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13956,6 +19059,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -13989,6 +19100,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14024,6 +19143,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14113,6 +19240,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14146,6 +19281,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14179,6 +19322,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14212,6 +19363,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14245,6 +19404,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14278,6 +19445,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14313,6 +19488,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14346,6 +19529,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14381,6 +19572,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14452,6 +19651,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14487,6 +19694,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14520,6 +19735,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
@@ -14555,6 +19778,14 @@ export interface operations {
                         }[];
                         /** Format: uuid */
                         existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
                         /** @description On a pipeline change refused: how many leads it would leave stageless. */
                         leadCount?: number;
                         requestId?: string;
