@@ -233,6 +233,32 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     assert.equal((await call('GET', `/leads/${c._id}`)).status, 200);
   });
 
+  it('merges once under one Idempotency-Key, the retry answered as the first', async () => {
+    const target = await lead({ phone: '1' });
+    const source = await lead({ phone: '2' });
+    const body = { targetId: target._id, sourceIds: [source._id] };
+    const headers = { 'idempotency-key': `merge-${target._id}` };
+    const first = await call('POST', '/leads/merge', body, tenant.token, headers);
+    const again = await call('POST', '/leads/merge', body, tenant.token, headers);
+    assert.equal(first.status, 200, first.text);
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body, first.body);
+    const merged = (await read(`/events?objectId=${target._id}`)).filter(
+      (e: { type: string }) => e.type === 'lead.merged',
+    );
+    assert.equal(merged.length, 1);
+  });
+
+  it('answers 410 to the undo of a merge older than the events kept', async () => {
+    const target = await lead({ phone: '1' });
+    const source = await lead({ phone: '2' });
+    const merged = await call('POST', '/leads/merge', { targetId: target._id, sourceIds: [source._id] });
+    await sql`update merges set created_at = now() - interval '31 days' where id = ${merged.body.merge.id}`.execute(
+      ctx.db,
+    );
+    assertError(await call('POST', `/merges/${merged.body.merge.id}/undo`), 410, 'merge_expired');
+  });
+
   it("erases a person's merges with their data (SPEC §17)", async () => {
     const email = uniqueEmail('erased');
     const target = await lead({ email });
