@@ -30,7 +30,8 @@ export function checkMergeInput(input: MergeInput, fields: readonly string[]): v
   }
   for (const [field, id] of Object.entries(input.fields ?? {})) {
     const name = `fields.${field}`;
-    if (!fields.includes(field) && !/^custom\.[a-z][a-z0-9_]{0,39}$/.test(field)) {
+    const named = field !== 'custom' && fields.includes(field);
+    if (!named && !/^custom\.[a-z][a-z0-9_]{0,39}$/.test(field)) {
       throw validationFailed([{ field: name, message: fieldMessage(name, notAField) }]);
     }
     if (id !== targetId && !sourceIds.includes(id)) {

@@ -459,7 +459,10 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
       return answer;
     };
     try {
-      return await this.transaction(handle, work);
+      // In a caller's transaction, a dry run rolls back to a savepoint of its own, not the caller's work.
+      return handle.isTransaction
+        ? await inSavepoint(handle, () => work(handle))
+        : await this.transaction(handle, work);
     } catch (error) {
       if (!(error instanceof DryRun)) throw error;
       const { merge, record } = error.answer as Merged<RecordObject<F>>;
