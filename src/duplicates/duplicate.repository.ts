@@ -36,11 +36,11 @@ export async function duplicateGroups(
   tenantId: string,
   { kinds, after, limit }: { kinds: readonly MatchKind[]; after: GroupPosition | undefined; limit: number },
 ): Promise<DuplicateGroup[]> {
-  const groups = kinds.map((kind) => {
+  // First the page's keys and sizes, counted off the indexes alone; then the ids of those keys only.
+  const counts = kinds.map((kind) => {
     const column = sql.ref(COLUMN[kind]);
     return sql`
-      select ${kind}::text as kind, ${column} as value, count(*)::int as count,
-        (array_agg(id order by id))[1:${sql.lit(GROUP_IDS)}] as ids
+      select ${kind}::text as kind, ${column} as value, count(*)::int as count
       from ${sql.table(table)} where tenant_id = ${tenantId} and ${column} is not null
       group by ${column} having count(*) > 1`;
   });
@@ -48,11 +48,22 @@ export async function duplicateGroups(
   const past = after
     ? sql`where (-g.count, g.kind, g.value) > (${-after.count}::int, ${after.kind}::text, ${after.value}::text)`
     : sql``;
-  const { rows } = await sql<DuplicateGroup>`
-    select g.kind, g.value, g.count, g.ids from (${sql.join(groups, sql` union all `)}) as g ${past}
+  const { rows: page } = await sql<Omit<DuplicateGroup, 'ids'>>`
+    select g.kind, g.value, g.count from (${sql.join(counts, sql` union all `)}) as g ${past}
     order by g.count desc, g.kind, g.value
     limit ${limit}`.execute(handle);
-  return rows;
+  const ids = new Map<string, string[]>();
+  for (const kind of kinds) {
+    const values = page.filter((group) => group.kind === kind).map((group) => group.value);
+    if (values.length === 0) continue;
+    const column = sql.ref(COLUMN[kind]);
+    const { rows } = await sql<{ value: string; ids: string[] }>`
+      select ${column} as value, (array_agg(id order by id))[1:${sql.lit(GROUP_IDS)}] as ids
+      from ${sql.table(table)} where tenant_id = ${tenantId} and ${column} = any(${values}::text[])
+      group by ${column}`.execute(handle);
+    for (const row of rows) ids.set(`${kind}:${row.value}`, row.ids);
+  }
+  return page.map((group) => ({ ...group, ids: ids.get(`${group.kind}:${group.value}`) ?? [] }));
 }
 
 /**
