@@ -10,6 +10,7 @@ import { sendApiError } from '../http/error-handler.js';
 import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import type { CursorCodec } from '../records/cursor.js';
 import { customerTools } from './customer-tools.js';
+import { duplicateTools } from './duplicate-tools.js';
 import { failure, type JsonRpcId, type OwnAnswer, type StrayArguments, sendOwn } from './json-rpc.js';
 import { leadTools } from './lead-tools.js';
 import { describes, mcpServerFor } from './mcp-server.js';
@@ -34,7 +35,12 @@ export type McpEndpoint = (
  */
 export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEndpoint {
   const toolbox = new McpToolbox(
-    [...leadTools(services, cursors), ...pipelineTools(services), ...customerTools(services, cursors)],
+    [
+      ...leadTools(services, cursors),
+      ...duplicateTools(services, cursors),
+      ...pipelineTools(services),
+      ...customerTools(services, cursors),
+    ],
     services.idempotency,
   );
   // The caller's tenant's pipelines, for an answer that names its stages; a read of the database

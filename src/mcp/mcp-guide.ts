@@ -13,6 +13,14 @@ export const TOOL_SUMMARIES: Readonly<Record<string, readonly [scope: string, su
     'turns a lead into a customer, or links the one with its e-mail',
   ],
   lead_history: ['leads:read', "a lead's changes, oldest first (the change feed's events)"],
+  find_duplicates: [
+    'leads:read',
+    'groups of leads that share an e-mail or a phone, largest first (pages by `nextCursor`); or, given `id`, the leads sharing one with that lead',
+  ],
+  merge_leads: [
+    'leads:read + leads:write',
+    'merges leads into one and deletes the others (`dryRun` first); undone only by REST `POST /merges/{id}/undo`',
+  ],
   list_pipelines: ['leads:read', "the account's pipelines, each with its stages (key, label, kind) in order"],
   pipeline_summary: ['leads:read', "one pipeline's leads of a period by stage, by source and per day"],
   search_customers: ['customers:read', 'customers by text, e-mail, status, type, creation or change time'],

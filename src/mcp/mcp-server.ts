@@ -29,6 +29,7 @@ export function instructionsFor(pipelines: TenantPipelines): string {
     "Funil keeps one account's sales leads and its customer register.",
     `Leads move through the stages of a pipeline. ${stageWords(pipelines)} A won lead becomes a customer with convert_lead; list_pipelines reads the pipelines.`,
     'Records are named by their `_id` (a UUID): find it with search_leads or search_customers.',
+    'One person entered as several leads: find_duplicates finds leads sharing an e-mail or a phone; merge_leads merges them, after a dryRun shown to the person.',
     'Reading or changing one record returns its `etag`; pass it back as `etag` to change the record only if nobody changed it since.',
     'Pass `idempotencyKey` (e.g. a fresh UUID) to a write you may retry: a retry with the same key and arguments changes nothing twice.',
     'A failure is a result with isError: its `code` says what went wrong (validation_failed, not_found, conflict, precondition_failed, forbidden) and `details` names the arguments to correct.',

@@ -4,6 +4,7 @@ import type { EventService } from '../events/event.service.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { LeadSchemas } from '../leads/lead.schemas.js';
 import type { LeadService } from '../leads/lead.service.js';
+import type { MergeService } from '../merges/merge.service.js';
 import type { PipelineService } from '../pipelines/pipeline.service.js';
 import type { PipelineCatalog } from '../pipelines/pipeline-catalog.js';
 
@@ -16,6 +17,8 @@ export interface McpServices {
   readonly pipelineCatalog: PipelineCatalog;
   /** What GET /pipelines calls. */
   readonly pipelines: PipelineService;
+  /** What POST /leads/merge calls (SPEC §21). */
+  readonly merges: MergeService;
   readonly leadSchemas: LeadSchemas;
   readonly eventSchemas: EventSchemas;
   /** The REST API's Idempotency-Key records: a key is spent once, whichever way it came. */

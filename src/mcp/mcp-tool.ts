@@ -1,4 +1,4 @@
-import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
+import { type Static, type TObject, type TProperties, type TSchema, type TUnion, Type } from 'typebox';
 import type { Actor } from '../auth/caller.js';
 import type { ScopeRule } from '../auth/scopes.js';
 import type { Db } from '../db/database.js';
@@ -17,9 +17,11 @@ export interface ToolCall {
 
 /**
  * What a tool does to the data, which its MCP annotations say: `read` changes nothing; `create`
- * only adds; `change` overwrites what is there, and repeating it changes nothing more.
+ * only adds; `change` overwrites what is there, and repeating it changes nothing more; `delete`
+ * removes records (a merge deletes its sources), and a repeat does not answer the same (it finds
+ * them gone), so a client should not retry it on its own: `idempotencyKey` makes a retry safe.
  */
-export type ToolEffect = 'read' | 'create' | 'change';
+export type ToolEffect = 'read' | 'create' | 'change' | 'delete';
 
 /**
  * One MCP tool (SPEC §19): a thin adapter over the service a REST route calls, its argument and
@@ -34,8 +36,8 @@ export interface McpTool {
   readonly scope: ScopeRule;
   readonly effect: ToolEffect;
   readonly input: TObject;
-  /** The `structuredContent` of a success. */
-  readonly output: TObject;
+  /** The `structuredContent` of a success: an object, or one of several (a tool whose arguments pick its answer). */
+  readonly output: TObject | TUnion<TObject[]>;
   /** The message of a 400 whose first fault is a required argument missing (the route's `requiredFieldText`). */
   readonly requiredFieldText?: Text;
   /**

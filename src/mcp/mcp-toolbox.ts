@@ -159,17 +159,18 @@ function inputOf(tool: McpTool, input: TObject): TObject {
 
 function listingOf(tool: McpTool, description: string, input: TObject): Tool {
   const read = tool.effect === 'read';
+  const successes = 'anyOf' in tool.output ? tool.output.anyOf : [tool.output];
   return {
     name: tool.name,
     title: tool.title,
     description,
     inputSchema: portableSchema(input, { input: true }) as Tool['inputSchema'],
     // SDK clients check structuredContent against it even on an isError result, so it admits the §2 error too.
-    outputSchema: { type: 'object', anyOf: [tool.output, ErrorBody].map((schema) => portableSchema(schema, OUTPUT)) },
+    outputSchema: { type: 'object', anyOf: [...successes, ErrorBody].map((schema) => portableSchema(schema, OUTPUT)) },
     annotations: {
       title: tool.title,
       readOnlyHint: read,
-      ...(!read && { destructiveHint: tool.effect === 'change', idempotentHint: tool.effect === 'change' }),
+      ...(!read && { destructiveHint: tool.effect !== 'create', idempotentHint: tool.effect === 'change' }),
       openWorldHint: false,
     },
   };

@@ -23,8 +23,9 @@ const TYPED_KEYWORDS = new Set(Object.values(KEYWORDS_OF_TYPE).flat());
  * `{anyOf: [{type: "string", maxLength: 9}, {type: "null"}]}`; a record's `^.*$` entry that allows
  * anything becomes `additionalProperties: true`. The Ajv keyword that trims strings server-side goes.
  *
- * An `input` also drops the schema of a map's values (custom fields by key): such a dialect has no
- * `additionalProperties` map, and the server still checks each value, answering `custom.<key>`.
+ * An `input` also drops the schema of a map's values (custom fields by key, a merge's chosen ids by
+ * field): such a dialect has no `additionalProperties` map nor `patternProperties`, and the server
+ * still checks each value, answering `custom.<key>` (or `fields.<field>`).
  */
 export function portableSchema(schema: unknown, { input }: { input: boolean }): Record<string, unknown> {
   return portable(JSON.parse(JSON.stringify(schema)), input) as Record<string, unknown>;
@@ -51,7 +52,8 @@ function portable(node: unknown, input: boolean): unknown {
 
 function openRecords(schema: Record<string, unknown>, input: boolean): void {
   const patterns = schema.patternProperties as Record<string, object> | undefined;
-  if (patterns && Object.keys(patterns).length === 1 && Object.keys(patterns['^.*$'] ?? { any: 1 }).length === 0) {
+  const anyKey = patterns && Object.keys(patterns).length === 1 ? patterns['^.*$'] : undefined;
+  if (anyKey && (input || Object.keys(anyKey).length === 0)) {
     delete schema.patternProperties;
     schema.additionalProperties = true;
   }

@@ -2,32 +2,18 @@ import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { assertError, assertForbidden } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { createDuplicateLeads, DUPLICATE_GROUPS } from './duplicate-fixtures.js';
 
 describeEachBackend('finding duplicates (SPEC §21)', (ctx) => {
   let tenant: TestTenant;
   let other: TestTenant;
-  const ids: Record<string, string> = {};
+  let ids: Record<string, string>;
   const get = (path: string, token = tenant.token) => ctx.request('GET', `${API}${path}`, { token });
 
   before(async () => {
     tenant = await ctx.tenant();
     other = await ctx.tenant();
-    const leads: [string, Record<string, string>][] = [
-      ['ana1', { email: 'ana@x.com' }],
-      ['ana2', { email: ' ANA+form@x.com' }],
-      ['ana3', { email: 'ana@x.com', phone: '(11) 98765-4321' }],
-      ['bruno1', { email: 'bruno.silva@gmail.com' }],
-      ['bruno2', { email: 'brunosilva@googlemail.com' }],
-      ['phone1', { phone: '+55 11 98765-4321' }],
-      ['bad1', { phone: '12345' }],
-      ['bad2', { phone: '12345' }],
-      ['alone', { email: 'alone@x.com' }],
-    ];
-    for (const [name, body] of leads) {
-      const res = await ctx.request('POST', `${API}/leads`, { token: tenant.token, body: { name, ...body } });
-      assert.equal(res.status, 201, res.text);
-      ids[name] = res.body._id;
-    }
+    ids = await createDuplicateLeads(ctx, tenant.token);
     // Another tenant's records never group with these.
     await ctx.request('POST', `${API}/leads`, { token: other.token, body: { name: 'x', email: 'ana@x.com' } });
   });
@@ -37,11 +23,7 @@ describeEachBackend('finding duplicates (SPEC §21)', (ctx) => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(
       res.body.map((group: { key: object; count: number }) => [group.key, group.count]),
-      [
-        [{ kind: 'email', value: 'ana@x.com' }, 3],
-        [{ kind: 'email', value: 'brunosilva@gmail.com' }, 2],
-        [{ kind: 'phone', value: '+5511987654321' }, 2],
-      ],
+      DUPLICATE_GROUPS,
     );
     assert.deepEqual(new Set(res.body[0].ids), new Set([ids.ana1, ids.ana2, ids.ana3]));
     const phones = await get('/leads/duplicates?kind=phone');

@@ -120,6 +120,16 @@ export class TestContext {
     return issueToken(new TokenRepository(this.db), { tenantId, name: 'test', scopes, expiresAt });
   }
 
+  /** A call to the external API (`path` under API) with `tenant`'s token. */
+  api(
+    tenant: TestTenant,
+    method: InjectOptions['method'],
+    path: string,
+    options: Omit<RequestOptions, 'token'> = {},
+  ): Promise<Answer> {
+    return this.request(method, `${API}${path}`, { token: tenant.token, ...options });
+  }
+
   async request(method: InjectOptions['method'], url: string, options: RequestOptions = {}): Promise<Answer> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;

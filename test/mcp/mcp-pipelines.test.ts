@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { McpTestClient, mcpUrl } from '../helpers/mcp-client.js';
-import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { CLINIC, SEVEN } from '../pipelines/pipeline-fixtures.js';
 
 /** The other tenant's only pipeline, its default, changed to stages no one else has. */
@@ -37,13 +37,6 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
   let url: URL;
   let clinic: { id: string };
 
-  const rest = (
-    tenant: TestTenant,
-    method: 'GET' | 'POST' | 'PUT',
-    path: string,
-    options: { query?: Record<string, string>; body?: unknown } = {},
-  ) => ctx.request(method, `${API}${path}`, { token: tenant.token, ...options });
-
   const clients: McpTestClient[] = [];
   const connect = async (token: string) => {
     const client = await McpTestClient.connect(url, token, { 'accept-language': 'en' });
@@ -54,11 +47,11 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
     url = await mcpUrl(ctx.app);
     clinicTenant = await ctx.tenant('Clinic tenant');
     schoolTenant = await ctx.tenant('School tenant');
-    const created = await rest(clinicTenant, 'POST', '/pipelines', { body: { name: 'Clinic', stages: CLINIC } });
+    const created = await ctx.api(clinicTenant, 'POST', '/pipelines', { body: { name: 'Clinic', stages: CLINIC } });
     assert.equal(created.status, 201, created.text);
     clinic = created.body;
     // The default pipeline's id is the tenant's.
-    const changed = await rest(schoolTenant, 'PUT', `/pipelines/${schoolTenant.id}`, {
+    const changed = await ctx.api(schoolTenant, 'PUT', `/pipelines/${schoolTenant.id}`, {
       body: { name: 'School', stages: SCHOOL },
     });
     assert.equal(changed.status, 200, changed.text);
@@ -123,14 +116,14 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
 
   test('a change of the pipelines is listed at once on the instance that made it', async () => {
     const stages = [...CLINIC, { key: 'follow_up', label: 'Retorno', kind: 'open' }];
-    const changed = await rest(clinicTenant, 'PUT', `/pipelines/${clinic.id}`, { body: { stages } });
+    const changed = await ctx.api(clinicTenant, 'PUT', `/pipelines/${clinic.id}`, { body: { stages } });
     assert.equal(changed.status, 200, changed.text);
     try {
       const client = await connect(clinicTenant.token);
       const [keys] = statusEnums(client.tools).get('set_lead_status') ?? [];
       assert.deepEqual(keys, [...SEVEN, ...keysOf(stages)]);
     } finally {
-      const back = await rest(clinicTenant, 'PUT', `/pipelines/${clinic.id}`, { body: { stages: CLINIC } });
+      const back = await ctx.api(clinicTenant, 'PUT', `/pipelines/${clinic.id}`, { body: { stages: CLINIC } });
       assert.equal(back.status, 200, back.text);
     }
   });
@@ -142,7 +135,7 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
       label: `A long label for a stage, the ${i}th of fifty, as some people name their stages`,
       kind: i === 49 ? 'won' : 'open',
     }));
-    const changed = await rest(tenant, 'PUT', `/pipelines/${tenant.id}`, { body: { name: 'Long', stages } });
+    const changed = await ctx.api(tenant, 'PUT', `/pipelines/${tenant.id}`, { body: { name: 'Long', stages } });
     assert.equal(changed.status, 200, changed.text);
     const client = await connect(tenant.token);
     const setStatus = client.tools.find((tool) => tool.name === 'set_lead_status');
@@ -159,7 +152,7 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
   test('list_pipelines: the pipelines GET /pipelines shows, to a token with leads:read only', async () => {
     const client = await connect(clinicTenant.token);
     const listed = await client.succeeds('list_pipelines', {});
-    assert.deepEqual(listed, { items: (await rest(clinicTenant, 'GET', '/pipelines')).body });
+    assert.deepEqual(listed, { items: (await ctx.api(clinicTenant, 'GET', '/pipelines')).body });
     assert.deepEqual(
       listed.items.map((pipeline: { name: string; default: boolean }) => [pipeline.name, pipeline.default]),
       [
@@ -195,7 +188,7 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
     });
     assert.equal(created.lead.pipeline, clinic.id);
     assert.equal(created.lead.status, 'scheduled');
-    assert.deepEqual(created.lead, (await rest(clinicTenant, 'GET', `/leads/${created.lead._id}`)).body);
+    assert.deepEqual(created.lead, (await ctx.api(clinicTenant, 'GET', `/leads/${created.lead._id}`)).body);
     const plain = await client.succeeds('create_lead', { name: 'Bia', phone: '+55 11 5555-0102' });
     assert.deepEqual([plain.lead.pipeline, plain.lead.status], [clinicTenant.id, 'new']);
 
@@ -205,7 +198,7 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
     assert.equal(refused.details[0].field, 'status');
     assert.match(refused.details[0].message, /scheduled.*attended.*enrolled.*gave_up/);
     assert.doesNotMatch(refused.details[0].message, /contacted/);
-    const unchanged = (await rest(clinicTenant, 'GET', `/leads/${id}`)).body;
+    const unchanged = (await ctx.api(clinicTenant, 'GET', `/leads/${id}`)).body;
     assert.deepEqual([unchanged.pipeline, unchanged.status], [clinic.id, 'scheduled']);
     const mixed = await client.fails('validation_failed', 'create_lead', {
       name: 'Caio',
@@ -260,7 +253,7 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
     const inClinic = await client.succeeds('search_leads', { source: 'search', pipeline: clinic.id });
     assert.deepEqual(names(inClinic.items), ['Eva', 'Fabi', 'Gil']);
     const listed = await client.succeeds('search_leads', { source: 'search', status: ['scheduled', 'attended'] });
-    const rested = await rest(clinicTenant, 'GET', '/leads', {
+    const rested = await ctx.api(clinicTenant, 'GET', '/leads', {
       query: { source: 'search', status: 'scheduled,attended', limit: '20' },
     });
     assert.deepEqual(listed.items, rested.body);
@@ -283,7 +276,7 @@ describeEachBackend('MCP tools name each tenant its own pipelines (SPEC §19, §
     const client = await connect(clinicTenant.token);
     const query = { createdUntil: new Date(Date.now() + 60_000).toISOString() };
     const counted = await client.succeeds('pipeline_summary', { ...query, pipeline: clinic.id });
-    const summary = await rest(clinicTenant, 'GET', '/leads/summary', { query: { ...query, pipeline: clinic.id } });
+    const summary = await ctx.api(clinicTenant, 'GET', '/leads/summary', { query: { ...query, pipeline: clinic.id } });
     assert.deepEqual(counted, summary.body);
     assert.equal(counted.pipeline, clinic.id);
     assert.deepEqual(

@@ -6,7 +6,14 @@ import { TOOL_SUMMARIES } from '../../src/mcp/mcp-guide.js';
 import { McpTestClient, mcpUrl, postMcp } from '../helpers/mcp-client.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 
-const LEAD_READ_TOOLS = ['get_lead', 'lead_history', 'list_pipelines', 'pipeline_summary', 'search_leads'];
+const LEAD_READ_TOOLS = [
+  'find_duplicates',
+  'get_lead',
+  'lead_history',
+  'list_pipelines',
+  'pipeline_summary',
+  'search_leads',
+];
 const LEAD_WRITE_TOOLS = ['create_lead', 'set_lead_status', 'update_lead'];
 const CUSTOMER_READ_TOOLS = ['get_customer', 'search_customers'];
 const CUSTOMER_WRITE_TOOLS = ['create_customer', 'update_customer'];
@@ -14,6 +21,7 @@ const ALL_TOOLS = [
   ...LEAD_READ_TOOLS,
   ...LEAD_WRITE_TOOLS,
   'convert_lead',
+  'merge_leads',
   ...CUSTOMER_READ_TOOLS,
   ...CUSTOMER_WRITE_TOOLS,
 ].sort();
@@ -67,7 +75,7 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
       for (const name of [...LEAD_READ_TOOLS, ...CUSTOMER_READ_TOOLS]) {
         assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
       }
-      for (const name of [...LEAD_WRITE_TOOLS, ...CUSTOMER_WRITE_TOOLS, 'convert_lead']) {
+      for (const name of [...LEAD_WRITE_TOOLS, ...CUSTOMER_WRITE_TOOLS, 'convert_lead', 'merge_leads']) {
         const tool = byName.get(name);
         assert.equal(tool?.annotations?.readOnlyHint, false, name);
         assert.ok(tool?.inputSchema.properties?.idempotencyKey, `${name} takes an idempotencyKey`);

@@ -75,7 +75,7 @@ describeEachBackend('MCP tool schemas: portable to every client', (ctx) => {
   });
 
   test('no tool schema has a `type` array or a patternProperties entry without a keyword', () => {
-    assert.equal(tools.length, 13);
+    assert.equal(tools.length, 15);
     const faults = tools.flatMap((tool) => [
       ...unportable(tool.inputSchema, `${tool.name}.inputSchema`),
       ...unportable(tool.outputSchema, `${tool.name}.outputSchema`),
@@ -98,7 +98,7 @@ describeEachBackend('MCP tool schemas: portable to every client', (ctx) => {
       const { code, stdout, stderr } = await runInspector(url, tenant.token, args);
       assert.equal(code, 0, `${era}: ${stderr}`);
       const answer = JSON.parse(stdout) as { result: { tools: Tool[] }; schemaFindings?: unknown[] };
-      assert.equal(answer.result.tools.length, 13, era);
+      assert.equal(answer.result.tools.length, 15, era);
       assert.deepEqual(answer.schemaFindings ?? [], [], era);
     }
   });
