@@ -8,6 +8,8 @@ const XSS = '<img src=x onerror=alert(1)>';
 /** The page shows this many groups before "load more". */
 const PAGE = 20;
 const REFUSED_412 = 'console: Failed to load resource: the server responded with a status of 412 (Precondition Failed)';
+/** The outcome of merging one of Ana's pair into the other. */
+const MERGED_ANA = '1 lead(s) mesclado(s) em Ana Souza';
 const REFUSED_409 = 'console: Failed to load resource: the server responded with a status of 409 (Conflict)';
 
 type Lead = Record<string, unknown> & { _id: string; name: string };
@@ -56,6 +58,14 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
     await group(page, key).locator('.open-group').click();
     await group(page, key).locator('table.side-by-side tbody tr').first().waitFor();
     return group(page, key);
+  };
+  /** A fresh pair of Ana's, and a console signed in on the Duplicates page with their group open. */
+  const openPair = async (tag: string) => {
+    const pair = await anaPair(tag);
+    const opened = await harness.openConsole();
+    await harness.signIn(opened.page);
+    await openPage(opened.page);
+    return { ...pair, ...opened, compared: await openGroup(opened.page, pair.key) };
   };
   const mergeButton = (page: Page) => page.getByRole('button', { name: /^Mesclar \d+ registro/ });
 
@@ -129,12 +139,8 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
   });
 
   it('shows a group side by side; a value chosen from the second record is kept by the merge, the other gone; Undo brings both back as they were', async () => {
-    const { first, second, key } = await anaPair('merge');
+    const { first, second, key, context, page, troubles, compared: opened } = await openPair('merge');
     const before = [await read(first._id), await read(second._id)];
-    const { context, page, troubles } = await harness.openConsole();
-    await harness.signIn(page);
-    await openPage(page);
-    const opened = await openGroup(page, key);
     const columns = await opened
       .locator('thead th[data-id]')
       .evaluateAll((found) => found.map((cell) => (cell as HTMLElement).dataset.id));
@@ -158,7 +164,7 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
 
     await mergeButton(page).click();
     const outcome = page.locator('.outcome');
-    await outcome.getByText('1 lead(s) mesclado(s) em Ana Souza').waitFor();
+    await outcome.getByText(MERGED_ANA).waitFor();
     await assertFocused(outcome);
     const merged = await read(first._id);
     assert.equal(merged.source, 'ads', 'the value chosen');
@@ -183,11 +189,7 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
   });
 
   it('a merge whose kept record changed since it was read is refused (If-Match: 412) and the records read again', async () => {
-    const { first, second, key } = await anaPair('stale');
-    const { context, page, troubles } = await harness.openConsole();
-    await harness.signIn(page);
-    await openPage(page);
-    const opened = await openGroup(page, key);
+    const { first, second, context, page, troubles, compared: opened } = await openPair('stale');
     assert.equal((await api('PUT', `/leads/${first._id}`, { score: 77 })).status, 200);
     await mergeButton(page).click();
     await opened.getByText('Um destes registros mudou em outro lugar: recarregados.', { exact: false }).waitFor();
@@ -195,7 +197,7 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
     assert.equal((await api('GET', `/leads/${second._id}`)).status, 200, 'not merged');
     // Read again, it merges.
     await mergeButton(page).click();
-    await page.locator('.outcome').getByText('1 lead(s) mesclado(s) em Ana Souza').waitFor();
+    await page.locator('.outcome').getByText(MERGED_ANA).waitFor();
     assert.equal((await api('GET', `/leads/${second._id}`)).status, 404);
     assert.equal((await read(first._id)).score, 77);
     assert.deepEqual(troubles, [REFUSED_412]);
@@ -203,19 +205,15 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
   });
 
   it('an Undo blocked by later changes lists them readably; "undo anyway" keeps them', async () => {
-    const { first, second, key } = await anaPair('blocked');
-    const { context, page, troubles } = await harness.openConsole();
-    await harness.signIn(page);
-    await openPage(page);
-    await openGroup(page, key);
+    const { first, second, context, page, troubles } = await openPair('blocked');
     await mergeButton(page).click();
-    await page.locator('.outcome').getByText('1 lead(s) mesclado(s) em Ana Souza').waitFor();
+    await page.locator('.outcome').getByText(MERGED_ANA).waitFor();
     // Since the merge: the notes it took from Ana S. changed on the lead kept.
     assert.equal((await api('PUT', `/leads/${first._id}`, { notes: 'ligou de volta' })).status, 200);
 
     await page
       .locator('.recent-merges')
-      .getByRole('button', { name: 'Desfazer â€” 1 lead(s) mesclado(s) em Ana Souza' })
+      .getByRole('button', { name: `Desfazer â€” ${MERGED_ANA}` })
       .click();
     const outcome = page.locator('.outcome');
     await outcome.getByText('Desfazer esta mescla perderia alteraÃ§Ãµes feitas depois dela:').waitFor();
@@ -255,7 +253,7 @@ describe("the console's duplicates: groups, side by side, merge and undo (SPEC Â
     await tabTo(page, mergeButton(page));
     await keys.press('Enter');
     const outcome = page.locator('.outcome');
-    await outcome.getByText('1 lead(s) mesclado(s) em Ana Souza').waitFor();
+    await outcome.getByText(MERGED_ANA).waitFor();
     await assertFocused(outcome);
     assert.equal((await read(first._id)).source, 'ads');
     await keys.press('Tab');
