@@ -1,8 +1,10 @@
 import { api, session } from './api.js';
 import { Board } from './board.js';
+import { DuplicatesPage } from './duplicates.js';
 import { Funnel } from './funnel.js';
 import { language, t } from './i18n.js';
 import { PipelinesPage } from './pipelines-page.js';
+import { recentMerges } from './recent-merges.js';
 import { Records } from './records.js';
 import { html, render, useEffect, useState } from './vendor/preact.js';
 import { Webhooks } from './webhooks.js';
@@ -10,7 +12,7 @@ import { Webhooks } from './webhooks.js';
 document.documentElement.lang = language === 'en' ? 'en' : 'pt-BR';
 document.title = t('title');
 
-/** The pages, each shown only to a token with the scope it reads with. */
+/** The pages, each shown only to a token with the scope it reads with (or one of them). */
 const PAGES = [
   { id: 'funnel', scope: 'leads:read', view: (props) => html`<${Funnel} ...${props} />` },
   { id: 'board', scope: 'leads:read', view: (props) => html`<${Board} ...${props} />` },
@@ -20,6 +22,11 @@ const PAGES = [
     id: 'customers',
     scope: 'customers:read',
     view: (props) => html`<${Records} key="customers" resource="customers" ...${props} />`,
+  },
+  {
+    id: 'duplicates',
+    scope: ['leads:read', 'customers:read'],
+    view: (props) => html`<${DuplicatesPage} ...${props} />`,
   },
   { id: 'webhooks', scope: 'webhooks:read', view: (props) => html`<${Webhooks} ...${props} />` },
 ];
@@ -64,7 +71,7 @@ function Shell({ who, onSignOut }) {
     addEventListener('hashchange', follow);
     return () => removeEventListener('hashchange', follow);
   }, []);
-  const allowed = PAGES.filter((candidate) => who.scopes.includes(candidate.scope));
+  const allowed = PAGES.filter((candidate) => [candidate.scope].flat().some((scope) => who.scopes.includes(scope)));
   const shown = allowed.find((candidate) => candidate.id === page) ?? allowed[0];
   return html`
     <header class="top">
@@ -81,6 +88,12 @@ function Shell({ who, onSignOut }) {
     <main id="page">${shown ? shown.view({ who }) : html`<p>${t('forbidden')}</p>`}</main>`;
 }
 
+/** Signing out forgets the token and what this session did with it (its merges). */
+function forget() {
+  session.token = null;
+  recentMerges.clear();
+}
+
 function App() {
   const [who, setWho] = useState(undefined);
   const [checked, setChecked] = useState(false);
@@ -88,13 +101,11 @@ function App() {
     if (!session.token) return setChecked(true);
     api('/token')
       .then(({ body }) => setWho(body))
-      .catch(() => {
-        session.token = null;
-      })
+      .catch(() => forget())
       .finally(() => setChecked(true));
   }, []);
   const signOut = () => {
-    session.token = null;
+    forget();
     setWho(undefined);
     location.hash = '';
   };

@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { t } from './i18n.js';
 import { PipelinePicker, usePipelines } from './pipelines.js';
+import { Sideways } from './sideways.js';
 import { html, useEffect, useRef, useState } from './vendor/preact.js';
 
 const PER_COLUMN = 20;
@@ -115,7 +116,7 @@ export function Board({ who }) {
       <${PipelinePicker} pipelines=${pipelines} value=${chosen.id} onChoose=${choose} />
     </div>
     <p class="notice" role="status" aria-live="polite">${notice}</p>
-    <${Sideways} label=${t('board')} watch=${chosen.id}>
+    <${Sideways} label=${t('board')} cue=${t('scrollCue')} watch=${chosen.id}>
       ${chosen.stages.map(
         (stage) => html`<${Column} key=${stage.key} stage=${stage} column=${columns[stage.key]} stages=${chosen.stages}
           canMove=${canMove} onMove=${move} onDrag=${setDragged} onLoadMore=${loadMore}
@@ -141,36 +142,6 @@ async function readColumn(pipelineId, status, cursor) {
     if (!next || cards.length === PER_COLUMN) break;
   }
   return { cards, cursor: next };
-}
-
-/**
- * A region that scrolls sideways, keyboard-focusable, with a cue when it holds more than it shows:
- * a line saying so and a shade on the side that has more.
- */
-function Sideways({ label, watch, children }) {
-  const region = useRef(null);
-  const [sides, setSides] = useState({ left: false, right: false });
-  const measure = () => {
-    const box = region.current;
-    if (!box) return;
-    const left = box.scrollLeft > 1;
-    const right = box.scrollLeft + box.clientWidth < box.scrollWidth - 1;
-    setSides((known) => (known.left === left && known.right === right ? known : { left, right }));
-  };
-  useEffect(() => {
-    measure();
-    const observer = new ResizeObserver(measure);
-    observer.observe(region.current);
-    return () => observer.disconnect();
-  }, [watch]);
-  const overflows = sides.left || sides.right;
-  const frame = ['sideways', sides.left && 'more-left', sides.right && 'more-right'].filter(Boolean).join(' ');
-  return html`
-    ${overflows && html`<p class="scroll-cue" id="scroll-cue">${t('scrollCue')}</p>`}
-    <div class=${frame}>
-      <div class="board" ref=${region} tabindex="0" role="region" aria-label=${label}
-        aria-describedby=${overflows ? 'scroll-cue' : undefined} onScroll=${measure}>${children}</div>
-    </div>`;
 }
 
 function Column({ stage, column, stages, canMove, onMove, onDrag, onDrop, onLoadMore }) {

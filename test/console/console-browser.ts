@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { adminAuth, PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
 import { type ServerProcess, startServer } from '../helpers/server-process.js';
 import { migratedDataDir } from '../helpers/test-database.js';
 
@@ -52,6 +52,18 @@ export class ConsoleBrowser {
     });
     // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
     return { status: answer.status, body: (await answer.json()) as any, etag: answer.headers.get('etag') };
+  }
+
+  /** A new token of the tenant with `scopes`, made through the admin API. */
+  async issueToken(scopes: readonly string[]): Promise<string> {
+    const { tenant } = (await this.api('GET', '/token')).body;
+    const issued = await fetch(`${this.server.url}/api/admin/v1/tenants/${tenant}/tokens`, {
+      method: 'POST',
+      headers: adminAuth,
+      body: JSON.stringify({ name: scopes.join(' '), scopes }),
+    });
+    assert.equal(issued.status, 201);
+    return ((await issued.json()) as { token: string }).token;
   }
 
   /**
@@ -108,4 +120,22 @@ export async function assertAccessible(page: Page, name: string, width: number):
   assert.deepEqual(serious, [], `${name}: ${serious.join('; ')}`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(overflow <= width, `${name} is ${overflow} px wide at ${width}`);
+}
+
+/** Presses Tab until `target` has the focus: it fails when the keyboard cannot reach it. */
+export async function tabTo(page: Page, target: Locator, most = 60): Promise<void> {
+  for (let presses = 0; presses < most; presses++) {
+    if (await target.evaluate((element) => element === document.activeElement).catch(() => false)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`${target} is not reached by ${most} presses of Tab`);
+}
+
+/** `target` has the focus, now or within 5 s (focus moves after the page renders). */
+export async function assertFocused(target: Locator): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await target.evaluate((element) => element === document.activeElement).catch(() => false))) {
+    assert.ok(Date.now() < deadline, `${target} has the focus`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { adminAuth } from '../helpers/admin-api.js';
-import { assertAccessible, CHROMIUM, ConsoleBrowser, hasChromium } from './console-browser.js';
+import { assertAccessible, assertFocused, CHROMIUM, ConsoleBrowser, hasChromium, tabTo } from './console-browser.js';
 
 const SCOPES = ['leads:read', 'leads:write', 'pipelines:write'];
 const XSS = '<img src=x onerror=alert(1)>';
@@ -333,21 +333,3 @@ describe("the console's pipelines: the picker, the board's columns, the editor (
     }
   }
 });
-
-/** Presses Tab until `target` has the focus: it fails when the keyboard cannot reach it. */
-async function tabTo(page: Page, target: Locator, most = 60): Promise<void> {
-  for (let presses = 0; presses < most; presses++) {
-    if (await target.evaluate((element) => element === document.activeElement).catch(() => false)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error(`${target} is not reached by ${most} presses of Tab`);
-}
-
-/** `target` has the focus, now or within 5 s (focus moves after the page renders). */
-async function assertFocused(target: Locator): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await target.evaluate((element) => element === document.activeElement).catch(() => false))) {
-    assert.ok(Date.now() < deadline, `${target} has the focus`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
