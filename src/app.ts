@@ -189,7 +189,11 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
         ],
       });
       await external.register(customFieldRoutes, { fields: services.fields });
-      await external.register(eventRoutes, { events: services.events, schemas: services.eventSchemas });
+      await external.register(eventRoutes, {
+        events: services.events,
+        schemas: services.eventSchemas,
+        filters: services.eventFilters,
+      });
       await external.register(webhookRoutes, { webhooks: services.webhooks, secrets: services.secrets });
       await external.register(personalDataRoutes, {
         personalData: services.personalData,

@@ -8,6 +8,7 @@ import { CustomerService } from './customers/customer.service.js';
 import type { Database, Db } from './db/database.js';
 import { eventSchemas } from './events/event.schemas.js';
 import { EventService } from './events/event.service.js';
+import { EventFilters } from './events/event-filters.js';
 import { CustomFieldRepository } from './fields/custom-field.repository.js';
 import { CustomFieldService } from './fields/custom-field.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
@@ -58,6 +59,12 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   });
   const schemas = leadSchemas;
   const events = new EventService({ lead: leadFields, customer: customerFields, pipeline: pipelineEventFields });
+  // The fields a filter may test are those of each kind of object the events carry (SPEC §22).
+  const eventFilters = new EventFilters({
+    lead: Object.keys(schemas.Lead.properties),
+    customer: Object.keys(Customer.properties),
+    pipeline: Object.keys(PipelineObject.properties),
+  });
   const pipelineMoves = new PipelineMoves(db, logger);
   const matchKeyBackfill = new MatchKeyBackfill(db, logger, matchKeys);
   const fieldValueRemoval = new CustomValueRemoval(db, logger);
@@ -79,6 +86,8 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
     leads,
     customers,
     events,
+    /** SPEC §22's filters of the feed and of webhooks: their checks, and each compiled once. */
+    eventFilters,
     /** One copy of each tenant's fields, which the routes that change them keep current. */
     catalog,
     fields: new CustomFieldService(

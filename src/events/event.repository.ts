@@ -33,6 +33,8 @@ export interface FeedQuery {
   /** The event types to return (the caller's scopes and `types=` already applied); never empty. */
   readonly types: readonly string[];
   readonly objectId?: string | undefined;
+  /** Events made by these tokens are left out (a filter's `excludeActors`, SPEC §22). */
+  readonly excludeTokens?: readonly string[] | undefined;
   /** Rows to read: the page size plus one, which tells whether more follow. */
   readonly limit: number;
 }
@@ -48,6 +50,9 @@ export class EventRepository {
 
   async feed(tenantId: string, query: FeedQuery): Promise<EventRow[]> {
     const object = query.objectId ? sql`and object_id = ${query.objectId}` : sql``;
+    const actors = query.excludeTokens?.length
+      ? sql`and (token_id is null or token_id <> all(${query.excludeTokens}::uuid[]))`
+      : sql``;
     const { rows } = await sql<EventRow>`
       select ${EVENT_SELECTION}
       from events
@@ -55,6 +60,7 @@ export class EventRepository {
         and ${inFeedOrderAfter(query.after)}
         and type = any(${query.types})
         ${object}
+        ${actors}
       -- The table's columns, not the text of them the select list names alike.
       order by events.xid, events.seq
       limit ${query.limit}`.execute(this.db);

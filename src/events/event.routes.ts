@@ -5,14 +5,19 @@ import { answer, errorResponses } from '../http/schemas.js';
 import { commaList } from '../records/list-query.js';
 import { EventListQuery, type EventSchemas } from './event.schemas.js';
 import { ALL_EVENT_TYPES, type EventService } from './event.service.js';
+import { checkFilterTypes, type EventFilters, typesReadableWith } from './event-filters.js';
 
 interface EventRoutesOptions {
   events: EventService;
   schemas: EventSchemas;
+  filters: EventFilters;
 }
 
 /** SPEC §14: `GET /events`, the change feed of the caller's tenant (its retention is a worker's: workers.ts). */
-export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { events: service, schemas }) => {
+export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (
+  app,
+  { events: service, schemas, filters },
+) => {
   const { EventList } = schemas;
 
   app.get(
@@ -26,7 +31,8 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
           'event it read as `after` never misses an event and never sees one twice. While more events exist, the ' +
           'answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). ' +
           'Lead events need `leads:read`, customer events `customers:read`. Events are kept ' +
-          'FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`.',
+          'FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`. With `filter`, only ' +
+          'the events it lets through; pages may then be short, or empty, and `X-Next-Cursor` still pages on exactly.',
         tags: ['events'],
         querystring: EventListQuery,
         response: { 200: answer(EventList, 'A page of events, oldest first.'), ...errorResponses(400, 403, 410) },
@@ -36,16 +42,27 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     async (request, reply) => {
       const query = request.query as EventListQuery;
       const principal = principalOf(request);
-      const { events, more } = await service.feed(request.db, {
+      const types = commaList('types', query.types, ALL_EVENT_TYPES);
+      let filter: ReturnType<EventFilters['compile']> | undefined;
+      if (query.filter !== undefined) {
+        checkFilterTypes(principal.scopes, types);
+        const parsed = filters.parse(query.filter, principal.scopes);
+        filters.check(parsed, types ?? typesReadableWith(principal.scopes));
+        filter = filters.compile(parsed);
+      }
+      const { events, more, next } = await service.feed(request.db, {
         tenantId: principal.tenantId,
         scopes: principal.scopes,
         after: query.after,
-        types: commaList('types', query.types, ALL_EVENT_TYPES),
+        types,
         objectId: query.objectId,
         limit: query.limit ?? 100,
+        filter,
+        self: principal.tokenId,
       });
       const last = events[events.length - 1];
-      if (more && last) setNextPage(request, reply, last.id, 'after');
+      const nextAfter = next ?? (more ? last?.id : undefined);
+      if (nextAfter) setNextPage(request, reply, nextAfter, 'after');
       return events;
     },
   );

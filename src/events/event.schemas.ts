@@ -32,6 +32,17 @@ export const EventListQuery = Type.Object(
       Type.String({ format: 'uuid', description: "One record's history (also after it was deleted)." }),
     ),
     limit: Type.Optional(EventPageLimit),
+    filter: Type.Optional(
+      Type.String({
+        minLength: 2,
+        maxLength: 8000,
+        description:
+          'A filter, as the JSON of the `EventFilter` schema, URL-encoded: `{types, changedFields, where, ' +
+          'excludeActors}`, "self" being the token reading the feed. A filtered page reads at most about 1,000 ' +
+          'events: it may be short, or empty, while `X-Next-Cursor` says more may follow; page on by it.',
+        examples: ['{"changedFields":["status"],"excludeActors":["self"]}'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,8 @@ import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import type { EventFamily, EventObjectKind } from './change-events.js';
 import { eventMessages } from './event.messages.js';
 import { EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
+import type { CompiledFilter } from './event-filter.js';
+import { type FeedPage, readFilteredFeed } from './filtered-feed.js';
 
 /** SPEC §14's event types, by family; each family needs its resource's read scope (pipelines': leads', SPEC §20). */
 export const EVENT_TYPES = {
@@ -74,6 +76,9 @@ export interface FeedRequest {
   types?: readonly string[] | undefined;
   objectId?: string | undefined;
   limit: number;
+  /** A filter (SPEC §22), and who its "self" is: the reading token. */
+  filter?: CompiledFilter | undefined;
+  self?: string | null | undefined;
 }
 
 /** An event id: its position, as 16 hex digits of xid then 16 of seq (ids sort in feed order). */
@@ -82,10 +87,18 @@ const EVENT_ID = /^[0-9a-f]{16}[0-7][0-9a-f]{15}$/;
 export class EventService {
   constructor(private readonly fields: Readonly<Record<EventObjectKind, FamilyFields>>) {}
 
-  /** A page of the feed, read on `handle`: the events after `after`, oldest first; `more` when others follow. */
-  async feed(handle: Db, request: FeedRequest): Promise<{ events: ApiEvent[]; more: boolean }> {
+  /**
+   * A page of the feed, read on `handle`: the events after `after`, oldest first; `more` when others
+   * follow (and, through a filter, `next`: where the next page starts).
+   */
+  async feed(handle: Db, request: FeedRequest): Promise<FeedPage<ApiEvent>> {
     const types = this.#visibleTypes(request.scopes, request.types);
     const after = await this.resumeAfter(handle, request.after);
+    if (request.filter) {
+      const { filter, self = null } = request;
+      const filtered = { ...request, types, after, filter, self };
+      return readFilteredFeed(handle, filtered, (row) => this.render(request.tenantId, row), idOf);
+    }
     const rows = await new EventRepository(handle).feed(request.tenantId, {
       after,
       types,
@@ -167,7 +180,8 @@ function customChanges(before: CustomValues | null, after: CustomValues): [strin
     .map((key) => [`custom.${key}`, was.get(key) ?? null]);
 }
 
-function idOf(row: Pick<EventRow, 'xid' | 'seq'>): string {
+/** An event's id: its position in the feed. */
+export function idOf(row: Pick<EventRow, 'xid' | 'seq'>): string {
   return BigInt(row.xid).toString(16).padStart(16, '0') + BigInt(row.seq).toString(16).padStart(16, '0');
 }
 

@@ -553,7 +553,7 @@ export interface paths {
         };
         /**
          * Follow the change feed
-         * @description Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last event it read as `after` never misses an event and never sees one twice. While more events exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). Lead events need `leads:read`, customer events `customers:read`. Events are kept FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`.
+         * @description Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last event it read as `after` never misses an event and never sees one twice. While more events exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). Lead events need `leads:read`, customer events `customers:read`. Events are kept FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`. With `filter`, only the events it lets through; pages may then be short, or empty, and `X-Next-Cursor` still pages on exactly.
          *
          *     Needs the scope `leads:read` or `customers:read`.
          */
@@ -14833,6 +14833,11 @@ export interface operations {
                 objectId?: string;
                 /** @description Events per page (1–1000). */
                 limit?: number;
+                /**
+                 * @description A filter, as the JSON of the `EventFilter` schema, URL-encoded: `{types, changedFields, where, excludeActors}`, "self" being the token reading the feed. A filtered page reads at most about 1,000 events: it may be short, or empty, while `X-Next-Cursor` says more may follow; page on by it.
+                 * @example {"changedFields":["status"],"excludeActors":["self"]}
+                 */
+                filter?: string;
             };
             header?: never;
             path?: never;
