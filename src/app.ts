@@ -14,6 +14,7 @@ import { appSecret } from './db/app-secrets.js';
 import type { Database } from './db/database.js';
 import { duplicateRoutes } from './duplicates/duplicate.routes.js';
 import { eventRoutes } from './events/event.routes.js';
+import { EVENT_FILTER_SCHEMAS } from './events/event-filter.schemas.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
@@ -86,7 +87,9 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     requestTimeout: REQUEST_TIMEOUT_MS,
   });
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
-  app.setValidatorCompiler(buildValidatorCompiler());
+  // Schemas routes name by `$ref`: components of the OpenAPI document.
+  for (const schema of EVENT_FILTER_SCHEMAS) app.addSchema(schema);
+  app.setValidatorCompiler(buildValidatorCompiler(EVENT_FILTER_SCHEMAS));
   installErrorHandling(app);
   installRequestHooks(app);
   installJsonParser(app);

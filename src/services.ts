@@ -120,7 +120,7 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
     webhookRepository,
     secrets,
     attemptQueue,
-    webhooks: new WebhookService(webhookRepository, attemptQueue, secrets, config.webhooks),
+    webhooks: new WebhookService(webhookRepository, attemptQueue, secrets, config.webhooks, eventFilters),
   };
 }
 

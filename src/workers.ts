@@ -33,6 +33,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     attemptQueue,
     secrets,
     events,
+    eventFilters,
     fieldValueRemoval,
     idempotency,
     pipelineMoves,
@@ -49,6 +50,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
       secrets,
       metrics,
       render: (tenantId, row) => events.render(tenantId, row),
+      compileFilter: (filter) => eventFilters.compile(filter),
     });
   }
 

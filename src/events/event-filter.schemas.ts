@@ -97,7 +97,7 @@ const EventFilterSchema = Type.Object(
         maxItems: 50,
         uniqueItems: true,
         description:
-          'An update (`*.updated`, `*.status_changed`, `lead.converted`) only when it changed one of these fields ' +
+          'An update (`*.updated`, `*.status_changed`, `*.merged`, `lead.converted`) only when it changed one of these fields ' +
           '(API names, `custom.<key>` for a custom value). Creations and deletions change no field and pass: pick ' +
           'them with `types`.',
       }),

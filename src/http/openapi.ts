@@ -86,11 +86,15 @@ export async function describeApi(app: FastifyInstance, options: DocumentOptions
       security: [{ [options.security.name]: [] }],
     },
     stripBasePath: true,
+    // A schema the app shares by `$id` (addSchema) is a component under that name, not `def-0`.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => documentRoute(options, schema, url, route),
     transformObject: (document) =>
       withRequiredHeaders(
         withOptionalBodies(
-          withoutValidatorKeywords('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+          withOnlyUsedSchemas(
+            withoutValidatorKeywords('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+          ),
         ),
       ) as object,
   });
@@ -101,6 +105,32 @@ type Operation = Record<string, unknown>;
 function operationsOf(document: unknown): Operation[] {
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
   return Object.values(paths).flatMap((operations) => Object.values(operations));
+}
+
+/**
+ * The shared schemas the document's operations refer to, directly or through one another: both
+ * documents are generated from one app, and those of the other document's routes do not belong.
+ */
+function withOnlyUsedSchemas(document: unknown): unknown {
+  const { paths, components } = document as { paths?: unknown; components?: { schemas?: Record<string, unknown> } };
+  const schemas = components?.schemas;
+  if (!components || !schemas) return document;
+  const used = new Set<string>();
+  const pending: unknown[] = [paths];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (value === null || typeof value !== 'object') continue;
+    for (const [key, child] of Object.entries(value)) {
+      const name = key === '$ref' && typeof child === 'string' ? child.replace('#/components/schemas/', '') : undefined;
+      if (name === undefined) pending.push(child);
+      else if (!used.has(name) && Object.hasOwn(schemas, name)) {
+        used.add(name);
+        pending.push(schemas[name]);
+      }
+    }
+  }
+  components.schemas = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
+  return document;
 }
 
 /** A response header marked `x-required` in its schema is `required: true` on the header object. */

@@ -46,11 +46,16 @@ export function bodyValidator(): Ajv {
 
 /**
  * Bodies are strict (no coercion: `"score": "10"` is a 400); query strings and params arrive
- * as text, so there numbers are coerced from their text.
+ * as text, so there numbers are coerced from their text. `shared`: schemas with an `$id` that
+ * routes name by `$ref` (the app adds them too, for its serialisers and its documents).
  */
-export function buildValidatorCompiler(): FastifySchemaCompiler<unknown> {
+export function buildValidatorCompiler(shared: readonly object[] = []): FastifySchemaCompiler<unknown> {
   const bodyAjv = bodyValidator();
   const textAjv = createAjv({ coerceTypes: true });
+  for (const schema of shared) {
+    bodyAjv.addSchema(schema);
+    textAjv.addSchema(schema);
+  }
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
     return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;

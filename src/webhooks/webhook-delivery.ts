@@ -5,7 +5,7 @@ import type { ApiEvent } from '../events/event.service.js';
 import type { AttemptQueue } from './attempt-queue.js';
 import type { SecretBox } from './secret-box.js';
 import type { WebhookRepository } from './webhook.repository.js';
-import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { type CompileFilter, WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 import type { WebhookSettings } from './webhook-settings.js';
 import { WebhookWorker } from './webhook-worker.js';
@@ -21,6 +21,8 @@ interface DeliveryParts {
   metrics: WebhookMetrics;
   /** An event as webhooks send it (EventService.render). */
   render: (tenantId: string, row: EventRow) => ApiEvent;
+  /** A subscription's filter, compiled once (EventFilters.compile). */
+  compileFilter: CompileFilter;
 }
 
 /** How often an instance with no webhook work yet looks again. */
@@ -36,7 +38,15 @@ const IDLE_CHECK_MS = 1_000;
  */
 export function deliverWebhooks(app: FastifyInstance, parts: DeliveryParts): void {
   const { db, repository, queue } = parts;
-  const dispatcher = new WebhookDispatcher(db, repository, queue, parts.render, parts.retentionDays, app.log);
+  const dispatcher = new WebhookDispatcher(
+    db,
+    repository,
+    queue,
+    parts.render,
+    parts.retentionDays,
+    app.log,
+    parts.compileFilter,
+  );
   const worker = new WebhookWorker(db, repository, queue, parts.secrets, parts.settings, parts.metrics);
   let idle: NodeJS.Timeout | undefined;
   let closed = false;

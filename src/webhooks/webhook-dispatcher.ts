@@ -4,6 +4,8 @@ import { inTransaction } from '../db/transaction.js';
 import type { EventFamily } from '../events/change-events.js';
 import { EventRepository, type EventRow } from '../events/event.repository.js';
 import { type ApiEvent, EVENT_TYPES } from '../events/event.service.js';
+import type { CompiledFilter } from '../events/event-filter.js';
+import type { EventFilter } from '../events/event-filter.schemas.js';
 import { type AttemptQueue, settledWithin } from './attempt-queue.js';
 import { pauseForOwner } from './subscription-owner.js';
 import type { WebhookRepository } from './webhook.repository.js';
@@ -25,6 +27,8 @@ const STOP_WAIT_MS = 2_000;
 
 /** An event as the feed shows it (EventService.render). */
 export type RenderEvent = (tenantId: string, row: EventRow) => ApiEvent;
+/** A subscription's filter, compiled (EventFilters.compile: once per distinct filter). */
+export type CompileFilter = (filter: EventFilter) => CompiledFilter;
 
 /**
  * Turns the change feed into deliveries (SPEC §15: from the outbox of §14). Each subscription
@@ -49,6 +53,7 @@ export class WebhookDispatcher {
     /** The delivery log keeps what the feed keeps (FUNIL_EVENT_RETENTION_DAYS). */
     private readonly retentionDays: number,
     private readonly logger: Logger,
+    private readonly compileFilter: CompileFilter,
   ) {}
 
   start(): void {
@@ -108,9 +113,11 @@ export class WebhookDispatcher {
     const last = rows[rows.length - 1];
     if (!last) return { made: 0, behind: false };
     const wanted = new Set(subscription.eventTypes);
-    const deliveries = rows
-      .filter((row) => wanted.has('*') || wanted.has(row.type))
-      .map((row) => deliveryOf(subscription, this.render(subscription.tenantId, row)));
+    const deliveries = subscription.filter
+      ? this.#passing(subscription, rows, wanted, this.compileFilter(subscription.filter))
+      : rows
+          .filter((row) => wanted.has('*') || wanted.has(row.type))
+          .map((row) => deliveryOf(subscription, this.render(subscription.tenantId, row)));
     const added = await this.webhooks.insertDeliveries(trx, deliveries);
     await this.queue.enqueue(
       trx,
@@ -118,6 +125,24 @@ export class WebhookDispatcher {
     );
     await this.webhooks.moveCursor(trx, subscription.id, { xid: last.xid, seq: last.seq });
     return { made: added.length, behind: rows.length === EVENTS_PER_PASS };
+  }
+
+  /**
+   * The deliveries of the events its filter lets through (SPEC §22); the others make none, and the
+   * position moves past them all the same. "self" is the subscription's owner.
+   */
+  #passing(
+    subscription: { id: string; tenantId: string; createdBy: string | null },
+    rows: readonly EventRow[],
+    wanted: ReadonlySet<string>,
+    filter: CompiledFilter,
+  ) {
+    return rows
+      .filter((row) => wanted.has('*') || wanted.has(row.type))
+      .filter((row) => filter.admits(row.type, row.tokenId, subscription.createdBy))
+      .map((row) => this.render(subscription.tenantId, row))
+      .filter((event) => filter.matches(event))
+      .map((event) => deliveryOf(subscription, event));
   }
 
   /**

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Position } from '../events/event.repository.js';
 import { FAMILY_OF_KIND } from '../events/event.service.js';
+import type { EventFilter } from '../events/event-filter.schemas.js';
 import { newId } from '../shared/ids.js';
 import { CLAIM_SECONDS } from './attempt-queue.js';
 
@@ -14,6 +15,8 @@ export interface SubscriptionRow {
   readonly eventTypes: readonly string[];
   /** The event families its creating token could read (SPEC §15): all it may ever receive. */
   readonly families: readonly string[];
+  /** Which of its events it delivers (SPEC §22), as the API took it; null: all. */
+  readonly filter: EventFilter | null;
   readonly active: boolean;
   readonly disabledReason: string | null;
   readonly secret: string;
@@ -100,7 +103,10 @@ export interface AttemptRecord {
 }
 
 export type SubscriptionChanges = Partial<
-  Pick<SubscriptionRow, 'url' | 'description' | 'eventTypes' | 'active' | 'secret' | 'previousSecrets' | 'createdBy'>
+  Pick<
+    SubscriptionRow,
+    'url' | 'description' | 'eventTypes' | 'filter' | 'active' | 'secret' | 'previousSecrets' | 'createdBy'
+  >
 >;
 
 /** Of a subscription `s`: its creating token neither revoked nor expired (one made before owners were kept: valid). */
@@ -108,7 +114,7 @@ const OWNER_VALID = sql.raw(`coalesce((select k.revoked_at is null and (k.expire
   from api_tokens k where k.id = s.created_by), true)`);
 
 const SUBSCRIPTION_COLUMNS = sql.raw(
-  'id, tenant_id, url, description, event_types, families, active, disabled_reason, secret, previous_secrets, created_by, failing_since, created_at, updated_at',
+  'id, tenant_id, url, description, event_types, families, filter, active, disabled_reason, secret, previous_secrets, created_by, failing_since, created_at, updated_at',
 );
 const DELIVERY_COLUMNS = sql.raw(
   'd.id, d.subscription_id, d.event_id, d.event_type, d.payload, d.status, d.tries, d.next_attempt_at, d.last_attempt_at, d.last_http_status, d.last_error, d.last_duration_ms, d.last_response, d.created_at',
@@ -147,16 +153,17 @@ export class WebhookRepository {
     db: Db,
     values: Pick<
       SubscriptionRow,
-      'tenantId' | 'url' | 'description' | 'eventTypes' | 'families' | 'active' | 'secret'
+      'tenantId' | 'url' | 'description' | 'eventTypes' | 'families' | 'filter' | 'active' | 'secret'
     > & {
       createdBy: string;
     },
   ): Promise<SubscriptionRow> {
     const { rows } = await sql<SubscriptionRow>`
       insert into webhook_subscriptions
-        (id, tenant_id, url, description, event_types, families, active, secret, created_by, cursor_xid)
+        (id, tenant_id, url, description, event_types, families, filter, active, secret, created_by, cursor_xid)
       values (${newId()}, ${values.tenantId}, ${values.url}, ${values.description}, ${values.eventTypes},
-        ${values.families}, ${values.active}, ${values.secret}, ${values.createdBy}, pg_snapshot_xmin(pg_current_snapshot()))
+        ${values.families}, ${jsonOrNull(values.filter)}::jsonb, ${values.active}, ${values.secret}, ${values.createdBy},
+        pg_snapshot_xmin(pg_current_snapshot()))
       returning ${SUBSCRIPTION_COLUMNS}`.execute(db);
     return rows[0] as SubscriptionRow;
   }
@@ -169,8 +176,8 @@ export class WebhookRepository {
     changes: SubscriptionChanges,
   ): Promise<SubscriptionRow | undefined> {
     const set = Object.entries(changes).map(([field, value]) =>
-      field === 'previousSecrets'
-        ? sql`previous_secrets = ${JSON.stringify(value)}::jsonb`
+      field === 'previousSecrets' || field === 'filter'
+        ? sql`${sql.ref(field)} = ${jsonOrNull(value)}::jsonb`
         : sql`${sql.ref(field)} = ${value}`,
     );
     const reactivated = changes.active
@@ -467,6 +474,11 @@ export class WebhookRepository {
       from webhook_deliveries where status = 'pending'`.execute(db);
     return { pending: rows[0]?.pending ?? 0, oldestSeconds: rows[0]?.oldestSeconds ?? 0 };
   }
+}
+
+/** A value for a jsonb column: its JSON text, or SQL null. */
+function jsonOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
 /** An event type's family in SQL (a pipeline's events are of the leads' family, SPEC §20), as familyOf says. */

@@ -15,7 +15,7 @@ import {
   WebhookUpdate,
   WebhookWithSecret,
 } from './webhook.schemas.js';
-import { MAX_SUBSCRIPTIONS, readableFamilies, type WebhookService } from './webhook.service.js';
+import { MAX_SUBSCRIPTIONS, readableFamilies, typesNamedIn, type WebhookService } from './webhook.service.js';
 
 interface WebhookRoutesOptions {
   webhooks: WebhookService;
@@ -69,9 +69,10 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         operationId: 'createWebhook',
         summary: 'Subscribe a URL to events',
         description:
-          'Every event of the listed types committed from now on is POSTed to the URL, signed per Standard Webhooks ' +
-          '(`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer holds the signing `secret`, shown only ' +
-          'here. The webhook receives only event families the creating token can read.',
+          'Every event of the listed types committed from now on (and passing its `filter`, if any) is POSTed to the ' +
+          'URL, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer ' +
+          'holds the signing `secret`, shown only here. The webhook receives only event families the creating token ' +
+          'can read.',
         tags,
         body: WebhookCreate,
         response: {
@@ -81,9 +82,9 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         },
       },
       config: showsSecret,
-      // SPEC §2: a 403 for a family the token cannot read comes before the body's 400s.
+      // SPEC §2: a 403 for a family the token cannot read (in `events` or the filter's `types`) comes before the body's 400s.
       preValidation: async (request) => {
-        readableFamilies(principalOf(request).scopes, (request.body as { events?: unknown } | null)?.events);
+        readableFamilies(principalOf(request).scopes, typesNamedIn(request.body));
       },
     },
     async (request, reply) =>
@@ -112,8 +113,9 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (ap
         operationId: 'updateWebhook',
         summary: 'Change a webhook subscription (partial)',
         description:
-          'Changing `url` or `events`, or turning it on again (`active: true`, which makes the caller its owner), also ' +
-          'needs the read scopes of the event families it receives (`leads:read`, `customers:read`): 403 without.',
+          'Changing `url`, `events` or `filter`, or turning it on again (`active: true`, which makes the caller its ' +
+          'owner), also needs the read scopes of the event families it receives (`leads:read`, `customers:read`): 403 ' +
+          'without. `filter: null` removes the filter.',
         tags,
         params: IdParams,
         body: WebhookUpdate,

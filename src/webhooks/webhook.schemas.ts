@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { ALL_EVENT_TYPES } from '../events/event.service.js';
+import { EventFilterRef } from '../events/event-filter.schemas.js';
 import { Nullable, StringEnum, Timestamp, TrimmedString } from '../shared/schemas.js';
 
 const Url = Type.String({
@@ -17,16 +18,29 @@ const EventTypes = Type.Array(StringEnum([...ALL_EVENT_TYPES, '*']), {
   examples: [['lead.created', 'lead.status_changed']],
 });
 const Description = Nullable(TrimmedString({ maxLength: 500, description: 'Free text for people.' }));
+const Filter = Type.Union([EventFilterRef, Type.Null()], {
+  description:
+    'Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes ' +
+    'the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is ' +
+    'the token that owns the subscription.',
+});
 
 export const WebhookCreate = Type.Object(
-  { url: Url, events: EventTypes, description: Type.Optional(Description), active: Type.Optional(Type.Boolean()) },
+  {
+    url: Url,
+    events: EventTypes,
+    description: Type.Optional(Description),
+    active: Type.Optional(Type.Boolean()),
+    filter: Type.Optional(Filter),
+  },
   {
     additionalProperties: false,
     examples: [
       {
         url: 'https://example.com/funil/webhooks',
-        events: ['lead.created', 'lead.status_changed'],
+        events: ['lead.created', 'lead.updated', 'lead.status_changed'],
         description: 'CRM sync',
+        filter: { changedFields: ['status', 'score', 'custom.tier'], excludeActors: ['self'] },
       },
     ],
   },
@@ -41,6 +55,7 @@ export const WebhookUpdate = Type.Object(
     active: Type.Optional(
       Type.Boolean({ description: 'false pauses it; true again starts it from the present (no backlog).' }),
     ),
+    filter: Type.Optional(Filter),
   },
   {
     additionalProperties: false,
@@ -67,6 +82,7 @@ export const Webhook = Type.Object(
           'the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures.',
       }),
     ),
+    filter: Filter,
     previousSecretExpiresAt: Nullable(
       Type.String({ format: 'date-time', description: 'Until then, secrets replaced by rotations sign too.' }),
     ),

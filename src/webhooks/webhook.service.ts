@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
 import type { EventFamily } from '../events/change-events.js';
 import { EVENT_TYPES, familyOf, READ_SCOPE } from '../events/event.service.js';
+import type { EventFilters } from '../events/event-filters.js';
 import { conflict, forbidden, notFound, serviceUnavailable, validationFailed } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
 import type { AttemptQueue } from './attempt-queue.js';
@@ -38,6 +39,7 @@ export class WebhookService {
     private readonly queue: AttemptQueue,
     private readonly secrets: SecretBox,
     private readonly settings: WebhookSettings,
+    private readonly filters: EventFilters,
   ) {}
 
   async list(handle: Db, tenantId: string): Promise<Webhook[]> {
@@ -49,7 +51,8 @@ export class WebhookService {
   }
 
   async create(handle: Db, caller: Caller, body: WebhookCreate): Promise<Webhook & { secret: string }> {
-    const families = readableFamilies(caller.scopes, body.events);
+    const families = readableFamilies(caller.scopes, typesNamedIn(body));
+    if (body.filter) this.filters.check(body.filter, receivedTypes(families, body.events));
     await this.#checkTarget(body.url);
     const secret = newWebhookSecret();
     const sealed = await this.secrets.seal(secret);
@@ -65,6 +68,7 @@ export class WebhookService {
         description: body.description ?? null,
         eventTypes: body.events,
         families,
+        filter: body.filter ?? null,
         active: body.active ?? true,
         secret: sealed,
         createdBy: caller.tokenId,
@@ -74,23 +78,30 @@ export class WebhookService {
   }
 
   /**
-   * Changing where or what a subscription delivers, or turning it on again, needs the read scopes
-   * of every family it receives (SPEC §15): a token that cannot read lead events must not point
-   * them at a new address. Turning it on again makes the caller its owner.
+   * Changing where or what a subscription delivers (its url, events or filter), or turning it on
+   * again, needs the read scopes of every family it receives (SPEC §15): a token that cannot read
+   * lead events must not point them at a new address. Turning it on again makes the caller its owner.
    */
   async update(handle: Db, caller: Caller, id: string, body: WebhookUpdate): Promise<Webhook> {
     if (body.url !== undefined) await this.#checkTarget(body.url);
     return inTransaction(handle, async (trx) => {
       const current = await this.#find(trx, caller.tenantId, id, true);
       const reactivated = body.active === true && !current.active;
-      if (body.url !== undefined || body.events !== undefined || reactivated) {
-        readsAll(caller, current, body.events ?? current.eventTypes);
+      const events = body.events ?? current.eventTypes;
+      if (body.url !== undefined || body.events !== undefined || body.filter !== undefined || reactivated) {
+        readsAll(caller, current, events);
       }
-      if (body.events) checkTypes(body.events, current.families as EventFamily[]);
+      const families = current.families as EventFamily[];
+      if (body.events) checkTypes(body.events, families);
+      if (body.filter) {
+        checkTypes(body.filter.types ?? [], families);
+        this.filters.check(body.filter, receivedTypes(families, events));
+      }
       const changes: SubscriptionChanges = Object.fromEntries(
         Object.entries({
           url: body.url,
           eventTypes: body.events,
+          filter: body.filter,
           description: body.description,
           active: body.active,
           createdBy: reactivated ? caller.tokenId : undefined,
@@ -238,6 +249,18 @@ export function readableFamilies(scopes: ReadonlySet<string>, types: unknown): E
   return families;
 }
 
+/** The event types a body names: its `events`, and its filter's `types` (read before the body is validated). */
+export function typesNamedIn(body: unknown): unknown[] {
+  const { events, filter } = (body ?? {}) as { events?: unknown; filter?: unknown };
+  const types = filter !== null && typeof filter === 'object' ? (filter as { types?: unknown }).types : undefined;
+  return [events, types].flatMap((list) => (Array.isArray(list) ? list : []));
+}
+
+/** The types a subscription of `families` to `events` receives: those named, or all of its families' for `*`. */
+function receivedTypes(families: readonly EventFamily[], events: readonly string[]): readonly string[] {
+  return events.includes('*') ? families.flatMap((family) => EVENT_TYPES[family]) : events;
+}
+
 /** Named types must be of families the creating token could read (403, as the feed answers). */
 function checkTypes(types: readonly string[], families: readonly EventFamily[]): void {
   for (const type of types) {
@@ -258,6 +281,7 @@ function toWebhook(row: SubscriptionRow): Webhook {
     url: row.url,
     events: [...row.eventTypes],
     description: row.description,
+    filter: row.filter,
     active: row.active,
     disabledReason: row.disabledReason,
     pausedReason: row.disabledReason,

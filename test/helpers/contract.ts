@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 
 interface OpenApiDocument {
   servers: { url: string }[];
+  components?: { schemas?: Record<string, object> };
   paths: Record<
     string,
     Record<
@@ -24,6 +25,8 @@ interface Route {
   template: string;
   pattern: RegExp;
   operations: OpenApiDocument['paths'][string];
+  /** The document's components, which schemas refer to as `#/components/schemas/…`. */
+  components: OpenApiDocument['components'];
 }
 
 /**
@@ -47,7 +50,7 @@ export class ContractChecker {
       const prefix = document.servers[0]?.url ?? '';
       for (const [template, operations] of Object.entries(document.paths)) {
         const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-        routes.push({ prefix, template, pattern, operations });
+        routes.push({ prefix, template, pattern, operations, components: document.components });
       }
     }
     // As the router does: a path that names no parameter (`/leads/summary`) before one that does (`/leads/{id}`).
@@ -78,7 +81,8 @@ export class ContractChecker {
     const key = `${where}`;
     let validate = this.#validators.get(key);
     if (!validate) {
-      validate = this.#ajv.compile(schema);
+      // With the components beside it, its `$ref`s resolve as in the document.
+      validate = this.#ajv.compile({ ...schema, components: route.components });
       this.#validators.set(key, validate);
     }
     if (!validate(body)) {

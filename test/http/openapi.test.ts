@@ -193,6 +193,27 @@ describeEachBackend(
       assert.equal(JSON.stringify(external).includes('"transform"'), false);
     });
 
+    it('describes a filter once, as the components EventFilter and EventCondition, which the webhooks name (SPEC §22)', () => {
+      assert.deepEqual(Object.keys(external.components.schemas).sort(), ['EventCondition', 'EventFilter']);
+      const filter = external.components.schemas.EventFilter;
+      assert.deepEqual(Object.keys(filter.properties).sort(), ['changedFields', 'excludeActors', 'types', 'where']);
+      assert.equal(filter.properties.where.$ref, '#/components/schemas/EventCondition');
+      assert.equal(
+        external.components.schemas.EventCondition.properties.all.items.$ref,
+        '#/components/schemas/EventCondition',
+      );
+      const refs = (schema: Json) => schema.anyOf.map((branch: Json) => branch.$ref ?? branch.type);
+      const body = (path: string, method: string) =>
+        external.paths[path][method].requestBody.content['application/json'].schema.properties.filter;
+      assert.deepEqual(refs(body('/webhooks', 'post')), ['#/components/schemas/EventFilter', 'null']);
+      assert.deepEqual(refs(body('/webhooks/{id}', 'put')), ['#/components/schemas/EventFilter', 'null']);
+      const answer = external.paths['/webhooks/{id}'].get.responses['200'].content['application/json'].schema;
+      assert.ok(answer.required.includes('filter'));
+      const feed = external.paths['/events'].get.parameters.find((p: Json) => p.name === 'filter');
+      assert.match(feed.description, /EventFilter/);
+      assert.deepEqual(admin.components.schemas ?? {}, {}, 'the admin document names none of them');
+    });
+
     it('gives the admin API its own document with its six operations', () => {
       const found = operations(admin).map(([method, path]) => `${method} ${path}`);
       assert.deepEqual(found.sort(), [

@@ -581,7 +581,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a URL to events
-         * @description Every event of the listed types committed from now on is POSTed to the URL, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer holds the signing `secret`, shown only here. The webhook receives only event families the creating token can read.
+         * @description Every event of the listed types committed from now on (and passing its `filter`, if any) is POSTed to the URL, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer holds the signing `secret`, shown only here. The webhook receives only event families the creating token can read.
          *
          *     Needs the scope `webhooks:write`.
          */
@@ -606,7 +606,7 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Change a webhook subscription (partial)
-         * @description Changing `url` or `events`, or turning it on again (`active: true`, which makes the caller its owner), also needs the read scopes of the event families it receives (`leads:read`, `customers:read`): 403 without.
+         * @description Changing `url`, `events` or `filter`, or turning it on again (`active: true`, which makes the caller its owner), also needs the read scopes of the event families it receives (`leads:read`, `customers:read`): 403 without. `filter: null` removes the filter.
          *
          *     Needs the scope `webhooks:write`.
          */
@@ -777,7 +777,83 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /**
+         * @description A condition on the object of the event after the change (before it, for a delete), with exactly one key: `{"<field>": {"<operator>": value}}`, or `{"all": [conditions]}`, `{"any": [conditions]}`, `{"not": condition}`. A field is an API name of the object (`status`, `score`, `email`…) or `custom.<key>`. Operators: `eq`, `neq`, `in` (a list of values), `gte`, `lte` (numbers by value; text and timestamps in text order) and `exists` (true: the field has a value other than null). On a list (a multiselect), `eq` and `in` mean "contains", `neq` "does not contain". A test of a field the object lacks, or holds null, is false, except `exists: false`. At most 3 levels of all/any/not and 20 tests in all.
+         * @example {
+         *       "all": [
+         *         {
+         *           "status": {
+         *             "in": [
+         *               "qualified",
+         *               "won"
+         *             ]
+         *           }
+         *         },
+         *         {
+         *           "score": {
+         *             "gte": 50
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        EventCondition: {
+            all?: components["schemas"]["EventCondition"][];
+            any?: components["schemas"]["EventCondition"][];
+            not?: components["schemas"]["EventCondition"];
+        } & {
+            [key: string]: {
+                eq?: string | number | boolean;
+                neq?: string | number | boolean;
+                in?: (string | number | boolean)[];
+                gte?: string | number;
+                lte?: string | number;
+                exists?: boolean;
+            };
+        };
+        /**
+         * @description Which events to deliver, all of its parts at once: `types`, `changedFields`, `where` and `excludeActors`. Events it leaves out are skipped, never delivered or logged.
+         * @example {
+         *       "types": [
+         *         "lead.created",
+         *         "lead.updated",
+         *         "lead.status_changed"
+         *       ],
+         *       "changedFields": [
+         *         "status",
+         *         "score",
+         *         "custom.tier"
+         *       ],
+         *       "where": {
+         *         "any": [
+         *           {
+         *             "status": {
+         *               "eq": "won"
+         *             }
+         *           },
+         *           {
+         *             "score": {
+         *               "gte": 80
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "excludeActors": [
+         *         "self"
+         *       ]
+         *     }
+         */
+        EventFilter: {
+            /** @description Only events of these types. */
+            types?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted")[];
+            /** @description An update (`*.updated`, `*.status_changed`, `*.merged`, `lead.converted`) only when it changed one of these fields (API names, `custom.<key>` for a custom value). Creations and deletions change no field and pass: pick them with `types`. */
+            changedFields?: string[];
+            where?: components["schemas"]["EventCondition"];
+            /** @description Drops the events these tokens caused (`actor.tokenId`): token ids, or "self", the token that owns the subscription (for the feed: the token reading it). A system that writes into Funil and also listens never hears its own writes back. */
+            excludeActors?: string[];
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -15328,6 +15404,8 @@ export interface operations {
                         disabledReason: string | null;
                         /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
                         pausedReason: string | null;
+                        /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                        filter: components["schemas"]["EventFilter"] | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -15533,9 +15611,20 @@ export interface operations {
                  *       "url": "https://example.com/funil/webhooks",
                  *       "events": [
                  *         "lead.created",
+                 *         "lead.updated",
                  *         "lead.status_changed"
                  *       ],
-                 *       "description": "CRM sync"
+                 *       "description": "CRM sync",
+                 *       "filter": {
+                 *         "changedFields": [
+                 *           "status",
+                 *           "score",
+                 *           "custom.tier"
+                 *         ],
+                 *         "excludeActors": [
+                 *           "self"
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -15556,6 +15645,8 @@ export interface operations {
                     /** @description Free text for people. */
                     description?: string | null;
                     active?: boolean;
+                    /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                    filter?: components["schemas"]["EventFilter"] | null;
                 };
             };
         };
@@ -15587,6 +15678,8 @@ export interface operations {
                         disabledReason: string | null;
                         /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
                         pausedReason: string | null;
+                        /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                        filter: components["schemas"]["EventFilter"] | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -16019,6 +16112,8 @@ export interface operations {
                         disabledReason: string | null;
                         /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
                         pausedReason: string | null;
+                        /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                        filter: components["schemas"]["EventFilter"] | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -16288,6 +16383,8 @@ export interface operations {
                     description?: string | null;
                     /** @description false pauses it; true again starts it from the present (no backlog). */
                     active?: boolean;
+                    /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                    filter?: components["schemas"]["EventFilter"] | null;
                 };
             };
         };
@@ -16317,6 +16414,8 @@ export interface operations {
                         disabledReason: string | null;
                         /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
                         pausedReason: string | null;
+                        /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                        filter: components["schemas"]["EventFilter"] | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
@@ -17077,6 +17176,8 @@ export interface operations {
                         disabledReason: string | null;
                         /** @description Why Funil turned it off: `token_revoked` (the token that created it was revoked or expired; a token with the read scopes of its events may turn it on again, and becomes its owner), a 410, or 5 days of failures. */
                         pausedReason: string | null;
+                        /** @description Which of its events it delivers (see `EventFilter`); null: all of them. Only an event of `events` that passes the filter is delivered; the others make no delivery and no entry in the log. "self" in `excludeActors` is the token that owns the subscription. */
+                        filter: components["schemas"]["EventFilter"] | null;
                         /**
                          * Format: date-time
                          * @description Until then, secrets replaced by rotations sign too.
