@@ -1,10 +1,12 @@
 import { api } from './api.js';
 import { t } from './i18n.js';
 import { html, useEffect, useState } from './vendor/preact.js';
+import { WebhookFilter } from './webhook-filter.js';
 
 /**
- * Webhook subscriptions and their delivery log (SPEC §15): each delivery's latest attempt, and,
- * for a token that may write, a retry by hand and a test event.
+ * Webhook subscriptions, their filters (SPEC §22) and their delivery log (SPEC §15): each
+ * delivery's latest attempt, and, for a token that may write, a retry by hand, a test event and
+ * a change of the filter.
  */
 export function Webhooks({ who }) {
   const [hooks, setHooks] = useState(undefined);
@@ -13,6 +15,9 @@ export function Webhooks({ who }) {
     api('/webhooks').then(({ body }) => setHooks(body));
   }, []);
   if (!hooks) return html`<p>${t('loading')}</p>`;
+  const canWrite = who.scopes.includes('webhooks:write');
+  const hook = hooks.find((candidate) => candidate.id === selected);
+  const saved = (changed) => setHooks((known) => known.map((one) => (one.id === changed.id ? changed : one)));
   return html`
     <h1>${t('webhooks')}</h1>
     ${hooks.length === 0 && html`<p>${t('nothing')}</p>`}
@@ -22,12 +27,13 @@ export function Webhooks({ who }) {
         <li data-id=${hook.id}>
           <button type="button" class="record" aria-pressed=${selected === hook.id} onClick=${() => setSelected(hook.id)}>
             <span class="name">${hook.url}</span>
-            <span class="meta">${hook.events.join(', ')} · ${hook.active ? t('active') : t('paused')}${hook.disabledReason ? ` · ${hook.disabledReason}` : ''}</span>
+            <span class="meta">${hook.events.join(', ')}${hook.filter ? ` · ${t('filtered')}` : ''} · ${hook.active ? t('active') : t('paused')}${hook.disabledReason ? ` · ${hook.disabledReason}` : ''}</span>
           </button>
         </li>`,
       )}
     </ul>
-    ${selected && html`<${Deliveries} id=${selected} canWrite=${who.scopes.includes('webhooks:write')} />`}`;
+    ${hook && html`<${WebhookFilter} key=${hook.id} hook=${hook} canWrite=${canWrite} onSaved=${saved} />`}
+    ${hook && html`<${Deliveries} id=${hook.id} canWrite=${canWrite} />`}`;
 }
 
 function Deliveries({ id, canWrite }) {
