@@ -148,8 +148,11 @@ function asApiTimestamp(text: string): string {
 }
 
 /**
- * Compiled filters by their canonical JSON, the least recently used dropped past `size`: the
- * subscriptions of a tenant, and readers of the feed that send the same filter, compile it once.
+ * Compiled filters by their JSON, the least recently used dropped past `size`: the subscriptions
+ * of a tenant, and readers of the feed that send the same filter, compile it once. A stored
+ * filter comes back from its jsonb column with its keys in jsonb's own order, so one filter has
+ * one key however it was written; the text is the key as it is (sorting keys again would cost
+ * more than compiling a small filter).
  */
 export class FilterCache {
   readonly #compiled = new Map<string, CompiledFilter>();
@@ -157,7 +160,7 @@ export class FilterCache {
   constructor(private readonly size = 1_000) {}
 
   compile(filter: EventFilter): CompiledFilter {
-    const key = canonicalJson(filter);
+    const key = JSON.stringify(filter);
     const found = this.#compiled.get(key);
     if (found) {
       // Last in Map order: the most recently used.
@@ -174,13 +177,4 @@ export class FilterCache {
   get cached(): number {
     return this.#compiled.size;
   }
-}
-
-/** JSON with every object's keys sorted: one text for filters that differ only in the order of their keys. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
 }
