@@ -22,9 +22,10 @@ export const silent = pino({ level: 'silent' });
 /**
  * The production app on a bench database, as a benchmark drives it through `inject`: no rate
  * limit, no per-tenant share, no load shedding (a benchmark saturates the event loop on purpose),
- * no webhook delivery. The app owns the database from here on: closing it closes the pool.
+ * no webhook delivery unless `env` turns it on. The app owns the database from here on: closing
+ * it closes the pool.
  */
-export async function benchApp(database: Database): Promise<FastifyInstance> {
+export async function benchApp(database: Database, env: Record<string, string> = {}): Promise<FastifyInstance> {
   const app = await buildApp({
     config: loadConfig({
       NODE_ENV: 'production',
@@ -33,6 +34,7 @@ export async function benchApp(database: Database): Promise<FastifyInstance> {
       FUNIL_RATE_LIMIT: '10000000',
       FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_WEBHOOKS_DELIVER: 'false',
+      ...env,
     }),
     database,
     logger: silent,

@@ -21,14 +21,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { compileFilter, FilterCache } from '../src/events/event-filter.js';
 import type { EventFilter } from '../src/events/event-filter.schemas.js';
 import { withDatabase } from '../test/helpers/postgres-admin.js';
 import { quantile } from '../test/helpers/quantile.js';
 import {
   type BenchTenant,
+  benchApp,
   benchPostgresUrl,
   createTenant,
   median,
@@ -36,7 +35,6 @@ import {
   scratchPglite,
   scratchPostgres,
   seedLeads,
-  silent,
 } from './bench-database.js';
 
 const API = '/api/external/v1';
@@ -77,24 +75,14 @@ const receiver = createServer((request, response) => {
 await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
 const receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
-async function deliveringApp(scratch: ScratchDatabase): Promise<FastifyInstance> {
-  const app = await buildApp({
-    config: loadConfig({
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'silent',
-      FUNIL_BOOTSTRAP: 'false',
-      FUNIL_RATE_LIMIT: '10000000',
-      FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
-      FUNIL_WEBHOOKS_DELIVER: 'true',
-      FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
-      FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
-      ...(url ? { DATABASE_URL: withDatabase(url, scratch.name) } : {}),
-    }),
-    database: scratch.database,
-    logger: silent,
+/** The app with webhook delivery on, to the receiver on 127.0.0.1. */
+function deliveringApp(scratch: ScratchDatabase): Promise<FastifyInstance> {
+  return benchApp(scratch.database, {
+    FUNIL_WEBHOOKS_DELIVER: 'true',
+    FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
+    FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
+    ...(url ? { DATABASE_URL: withDatabase(url, scratch.name) } : {}),
   });
-  await app.ready();
-  return app;
 }
 
 function caller(app: FastifyInstance, tenant: BenchTenant) {

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { Webhook as Verifier } from 'standardwebhooks';
 import { WebhookRepository } from '../../src/webhooks/webhook.repository.js';
 import { ADMIN_API, ADMIN_TOKEN, API, describeEachBackend } from '../helpers/test-app.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { type Received, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const FAST_RETRIES = { FUNIL_WEBHOOKS_RETRY_DELAYS: '1,1' };
@@ -626,16 +627,6 @@ describeEachBackend('webhook targets must be public https URLs (SPEC §15)', (ct
 
 function headersOf(received: Received): Record<string, string> {
   return Object.fromEntries(Object.entries(received.headers).map(([name, value]) => [name, String(value)]));
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describeEachBackend(
