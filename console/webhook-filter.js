@@ -58,8 +58,12 @@ export function WebhookFilter({ hook, canWrite, onSaved }) {
             onInput=${(event) => setText(event.currentTarget.value)}></textarea>
           ${
             problem &&
-            html`<div class="error" role="alert"><p>${problem.message}</p>
-              <ul>${problem.details.map((detail) => html`<li data-field=${detail.field}>${detail.message}</li>`)}</ul></div>`
+            html`<div class="error" role="alert">${
+              // Each detail names its part; the message alone when there is none (malformed JSON).
+              problem.details.length === 0
+                ? html`<p>${problem.message}</p>`
+                : html`<ul>${problem.details.map((detail) => html`<li data-field=${detail.field}>${detail.message}</li>`)}</ul>`
+            }</div>`
           }
           <div class="actions">
             <button type="submit">${t('save')}</button>
