@@ -103,6 +103,12 @@ describeEachBackend(
       assert.equal(removed.body.filter, null);
       const plain = await subscribe(tenant.token, {});
       assert.equal(plain.filter, null);
+      // An empty filter lets everything through: it is kept as none.
+      const empty = await ctx.request('PUT', `${API}/webhooks/${plain.id}`, {
+        token: tenant.token,
+        body: { filter: {} },
+      });
+      assert.equal(empty.body.filter, null);
       const listed = await ctx.request('GET', `${API}/webhooks`, { token: tenant.token });
       assert.deepEqual(
         listed.body.map((webhook: { filter: unknown }) => webhook.filter),
