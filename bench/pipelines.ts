@@ -16,13 +16,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { issueToken } from '../src/admin/issue-token.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { TokenRepository } from '../src/auth/token.repository.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import * as pipelines from '../src/db/migrations/2026-11-28T1000-pipelines.js';
-import * as matchKeys from '../src/db/migrations/2026-11-28T1100-match-keys.js';
+import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
 import {
   benchApp,
   benchPostgresUrl,
@@ -46,9 +44,7 @@ const { values: options } = parseArgs({
 async function run(scratch: ScratchDatabase, backend: string, rows: number, moved: number): Promise<string> {
   const { database, bulk } = scratch;
   // Back to the schema before pipelines, then a tenant and its leads as they were.
-  await matchKeys.down(database.db.withoutPlugins() as unknown as Kysely<unknown>);
-  await pipelines.down(database.db.withoutPlugins() as unknown as Kysely<unknown>);
-  await sql`delete from kysely_migration where name >= '2026-11-28T1000-pipelines'`.execute(database.db);
+  await migrateTo(database.db, '2026-11-27T1300-lead-customer-index');
   // As the schema of the time has it (TenantRepository reads columns added since).
   const created = { id: randomUUID() };
   await sql`insert into tenants (id, name) values (${created.id}, 'Large')`.execute(database.db);

@@ -68,11 +68,23 @@ export async function withStartupLock<T>(db: Db, work: (conn: Db) => Promise<T>)
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({
+  const { error, results } = await migratorOf(db).migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Brings the schema to the state after the migration `name`, undoing the later ones (the tests
+ * and benches of a migration start from the schema before it, as an upgrade does).
+ */
+export async function migrateTo(db: Db, name: string): Promise<void> {
+  const { error } = await migratorOf(db).migrateTo(name);
+  if (error) throw error;
+}
+
+function migratorOf(db: Db): Migrator {
+  return new Migrator({
     db: db.withoutPlugins() as Kysely<unknown>,
     provider: { getMigrations: async () => migrations },
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

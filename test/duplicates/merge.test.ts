@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { assertError, assertForbidden, assertInvalidField } from '../helpers/assert-error.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Json = Record<string, unknown> & { _id: string };
 
@@ -22,6 +23,15 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     return res.body;
   };
   const read = async (path: string) => (await call('GET', path)).body;
+  /** A record's history once `done` says it holds what the test waits for (the feed shows an event once no earlier one can still commit). */
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
+  type Event = any;
+  const historyOf = (id: string, done: (events: Event[]) => boolean) =>
+    waitFor(async () => {
+      const events = (await read(`/events?objectId=${id}`)) as Event[];
+      return done(events) ? events : undefined;
+    });
+  const lastIs = (type: string) => (events: Event[]) => events.at(-1)?.type === type;
 
   before(async () => {
     tenant = await ctx.tenant();
@@ -53,12 +63,12 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     assert.deepEqual(answer.body.merge.sourceIds, [older._id, newer._id]);
     assertError(await call('GET', `/leads/${older._id}`), 404, 'not_found');
     // The events: a *.deleted per source (reason merge, mergedInto), then *.merged on the target.
-    const olderEvents = await read(`/events?objectId=${older._id}`);
+    const olderEvents = await historyOf(older._id, lastIs('lead.deleted'));
     assert.deepEqual(
       { type: olderEvents.at(-1).type, reason: olderEvents.at(-1).reason, into: olderEvents.at(-1).mergedInto },
       { type: 'lead.deleted', reason: 'merge', into: target._id },
     );
-    const targetEvents = await read(`/events?objectId=${target._id}`);
+    const targetEvents = await historyOf(target._id, lastIs('lead.merged'));
     const mergedEvent = targetEvents.at(-1);
     assert.equal(mergedEvent.type, 'lead.merged');
     assert.deepEqual(mergedEvent.data.mergedIds, [older._id, newer._id]);
@@ -87,7 +97,7 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
   it('writes nothing on a dry run, and answers what the merge would make', async () => {
     const target = await lead({ email: uniqueEmail('dry') });
     const source = await lead({ phone: '(11) 98765-4321', notes: 'kept?' });
-    const eventsBefore = (await read(`/events?objectId=${target._id}`)).length;
+    const eventsBefore = (await historyOf(target._id, lastIs('lead.created'))).length;
     const dry = await call('POST', '/leads/merge', { targetId: target._id, sourceIds: [source._id], dryRun: true });
     assert.equal(dry.status, 200, dry.text);
     assert.equal(dry.body.merge.id, null);
@@ -119,10 +129,10 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     const after = await Promise.all([target, a, b].map((record) => read(`/leads/${record._id}`)));
     const stable = (record: Json) => ({ ...record, updatedAt: null });
     assert.deepEqual(after.map(stable), before.map(stable));
-    const restoredEvents = await read(`/events?objectId=${a._id}`);
+    const restoredEvents = await historyOf(a._id, (events) => events.at(-1)?.reason === 'unmerge');
     assert.deepEqual([restoredEvents.at(-1).type, restoredEvents.at(-1).reason], ['lead.created', 'unmerge']);
-    const targetEvents = await read(`/events?objectId=${target._id}`);
-    assert.equal(targetEvents.at(-1).reason, 'unmerge');
+    const targetEvents = await historyOf(target._id, (events) => events.at(-1)?.reason === 'unmerge');
+    assert.equal(targetEvents.at(-1)?.reason, 'unmerge');
     assertError(await call('POST', `/merges/${merged.body.merge.id}/undo`), 409, 'conflict');
   });
 
@@ -243,7 +253,7 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     assert.equal(first.status, 200, first.text);
     assert.equal(again.status, 200, again.text);
     assert.deepEqual(again.body, first.body);
-    const merged = (await read(`/events?objectId=${target._id}`)).filter(
+    const merged = (await historyOf(target._id, lastIs('lead.merged'))).filter(
       (e: { type: string }) => e.type === 'lead.merged',
     );
     assert.equal(merged.length, 1);

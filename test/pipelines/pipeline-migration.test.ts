@@ -2,18 +2,19 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { issueToken } from '../../src/admin/issue-token.js';
 import { buildApp } from '../../src/app.js';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { TokenRepository } from '../../src/auth/token.repository.js';
 import { prepareDatabase } from '../../src/bootstrap.js';
-import * as pipelines from '../../src/db/migrations/2026-11-28T1000-pipelines.js';
-import * as matchKeys from '../../src/db/migrations/2026-11-28T1100-match-keys.js';
+import { migrateTo } from '../../src/db/migrate.js';
 import { API, testConfig } from '../helpers/test-app.js';
 import { BACKENDS, createTestDatabase, skipUnless, type TestDatabase } from '../helpers/test-database.js';
 
+/** The last migration before pipelines. */
+const BEFORE_PIPELINES = '2026-11-27T1300-lead-customer-index';
 const STATUSES = ['open', 'in_progress', 'closed-won', 'won', 'lost'];
 /** A status the deployment's list allowed once, and no longer does: some leads still hold it. */
 const FORMER = 'archived';
@@ -29,9 +30,7 @@ for (const backend of BACKENDS) {
       testDatabase = await createTestDatabase(backend);
       const { db } = testDatabase.database;
       // Back to the schema before pipelines, as a deployment upgrading would have it.
-      await matchKeys.down(db.withoutPlugins() as unknown as Kysely<unknown>);
-      await pipelines.down(db.withoutPlugins() as unknown as Kysely<unknown>);
-      await sql`delete from kysely_migration where name >= '2026-11-28T1000-pipelines'`.execute(db);
+      await migrateTo(db, BEFORE_PIPELINES);
       for (const name of ['A', 'B']) {
         // As the schema of the time has it (TenantRepository reads columns added since).
         const tenant = { id: randomUUID() };
