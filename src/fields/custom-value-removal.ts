@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { nextRowsNewestFirst } from '../db/tenant-walk.js';
 import { BackgroundRuns } from '../shared/background-runs.js';
 import type { CustomResource } from './custom-field-types.js';
 
@@ -79,15 +80,7 @@ export class CustomValueRemoval {
         for update skip locked`.execute(trx);
       const position = pending[0];
       if (!position) return 'busy';
-      const after =
-        position.afterCreatedAt && position.afterId
-          ? sql`and (created_at, id) < (${position.afterCreatedAt}, ${position.afterId}::uuid)`
-          : sql``;
-      const { rows } = await sql<{ id: string; createdAt: Date }>`
-        select id, created_at from ${table}
-        where tenant_id = ${tenantId} ${after}
-        order by created_at desc, id desc
-        limit ${BATCH_ROWS}`.execute(trx);
+      const rows = await nextRowsNewestFirst(trx, TABLES[resource], tenantId, position, BATCH_ROWS);
       if (rows.length > 0) {
         await sql`
           with locked as (

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { PipelineMoveTable } from '../db/tables.js';
+import { nextRowsNewestFirst } from '../db/tenant-walk.js';
 import { BackgroundRuns } from '../shared/background-runs.js';
 import { PIPELINE_CACHE_TTL_MS } from './pipeline-catalog.js';
 
@@ -132,15 +133,7 @@ export class PipelineMoves {
     return this.db.transaction().execute(async (trx) => {
       const move = await this.#lock(trx, tenantId, id);
       if (!move) return 'busy';
-      const after =
-        move.afterCreatedAt && move.afterId
-          ? sql`and (created_at, id) < (${move.afterCreatedAt}, ${move.afterId}::uuid)`
-          : sql``;
-      const { rows } = await sql<{ id: string; createdAt: Date }>`
-        select id, created_at from leads
-        where tenant_id = ${tenantId} ${after}
-        order by created_at desc, id desc
-        limit ${BATCH_ROWS}`.execute(trx);
+      const rows = await nextRowsNewestFirst(trx, 'leads', tenantId, move, BATCH_ROWS);
       if (rows.length > 0) {
         await sql`
           with locked as (
