@@ -14,6 +14,7 @@ import { CustomFieldService } from './fields/custom-field.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
 import { CustomValueRemoval } from './fields/custom-value-removal.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
+import { JobQueue } from './jobs/job-queue.js';
 import { leadFields } from './leads/lead.fields.js';
 import { leadSchemas } from './leads/lead.schemas.js';
 import { LeadService } from './leads/lead.service.js';
@@ -30,7 +31,7 @@ import { PersonalDataService } from './privacy/personal-data.service.js';
 import { MatchKeyBackfill } from './records/match-key-backfill.js';
 import { MatchKeyRules } from './records/match-key-rules.js';
 import { defaultListScanRows } from './records/scan-window.js';
-import { AttemptQueue } from './webhooks/attempt-queue.js';
+import { ATTEMPT_QUEUE, AttemptQueue } from './webhooks/attempt-queue.js';
 import { SecretBox } from './webhooks/secret-box.js';
 import { WebhookRepository } from './webhooks/webhook.repository.js';
 import { WebhookService } from './webhooks/webhook.service.js';
@@ -71,7 +72,8 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   const idempotency = new IdempotencyRepository(db);
   const webhookRepository = new WebhookRepository();
   const secrets = new SecretBox(db, config.webhooks.secretKey);
-  const attemptQueue = new AttemptQueue(database, config.databaseUrl, config.webhooks.deliver, logger);
+  const jobQueue = new JobQueue(database, config.databaseUrl, config.webhooks.deliver, logger, [ATTEMPT_QUEUE]);
+  const attemptQueue = new AttemptQueue(jobQueue);
   return {
     /** Who a bearer token is, cached per instance (auth/token-authenticator.ts). */
     authenticator: new TokenAuthenticator(new TokenRepository(db)),
@@ -119,6 +121,8 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
     idempotency,
     webhookRepository,
     secrets,
+    /** SPEC §15's job queue, for every kind of job (pg-boss). */
+    jobQueue,
     attemptQueue,
     webhooks: new WebhookService(webhookRepository, attemptQueue, secrets, config.webhooks, eventFilters),
   };

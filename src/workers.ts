@@ -31,6 +31,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     db,
     webhookRepository,
     attemptQueue,
+    jobQueue,
     secrets,
     events,
     eventFilters,
@@ -86,7 +87,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
       fieldValueRemoval.stop(),
       pipelineMoves.stop(),
       matchKeyBackfill.stop(),
-      attemptQueue.stop(),
+      jobQueue.stop(),
     ]);
   });
 };

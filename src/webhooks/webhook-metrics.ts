@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
-import { settledWithin } from './attempt-queue.js';
+import { settledWithin } from '../shared/settled-within.js';
 import type { WebhookRepository } from './webhook.repository.js';
 
 /** SPEC §15 on /metrics: attempts by outcome, the deliveries waiting, and how long the oldest has waited. */
