@@ -25,6 +25,10 @@ export const EXTERNAL_DOCUMENT = {
     { name: 'customers', description: 'The central register of customers that other systems keep in sync.' },
     { name: 'pipelines', description: "The tenant's own pipelines: the stages a lead's `status` takes." },
     { name: 'merges', description: 'Merges of duplicate leads or customers, and their undo.' },
+    {
+      name: 'imports',
+      description: 'Files of leads or customers loaded as background jobs: progress, errors by row, revert.',
+    },
     { name: 'fields', description: "The tenant's own fields on leads and customers (`custom.<key>`)." },
     { name: 'events', description: 'The change feed: every change of a lead or customer, in commit order.' },
     { name: 'webhooks', description: 'Subscriptions that receive events by HTTP POST, signed, with retries.' },

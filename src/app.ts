@@ -32,7 +32,9 @@ import { installJsonParser, installRequestHooks } from './http/request-hooks.js'
 import { requestIdOf } from './http/request-id.js';
 import { TenantLines } from './http/tenant-lines.js';
 import { defaultRequestConcurrency, defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
+import { turnsIn } from './http/tenant-turn.js';
 import { honourIdempotencyKeys } from './idempotency/idempotency.plugin.js';
+import { importRoutes } from './imports/import.routes.js';
 import { leadMessages } from './leads/lead.messages.js';
 import { leadRoutes } from './leads/lead.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
@@ -95,7 +97,9 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
   installJsonParser(app);
   app.addHook('onClose', () => database.close());
 
-  const services = buildServices({ database, config, logger: app.log });
+  // The external API's lines (SPEC §10), made with its scope below; background work of a tenant takes its turn in them.
+  let lines: TenantLines | undefined;
+  const services = buildServices({ database, config, logger: app.log, tenantTurn: turnsIn(() => lines) });
   const { authenticator } = services;
   const cursors = new CursorCodec(() => appSecret(database.db, 'list-cursor-key'));
   const rateLimitStore = await openRateLimitStore(config.redisUrl, logger);
@@ -135,7 +139,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       rates.countUnknownTokens(external);
       requireBearerToken(external, authenticator);
       const poolSize = database.stats().max;
-      const lines = new TenantLines({
+      lines = new TenantLines({
         share: config.tenantConcurrency ?? defaultTenantShare(poolSize),
         capacity: config.requestConcurrency ?? defaultRequestConcurrency(database.backend, poolSize),
         maxWaiting: config.tenantQueue,
@@ -198,6 +202,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
         filters: services.eventFilters,
       });
       await external.register(webhookRoutes, { webhooks: services.webhooks, secrets: services.secrets });
+      await external.register(importRoutes, { imports: services.imports });
       await external.register(personalDataRoutes, {
         personalData: services.personalData,
         schemas: { Lead: services.leadSchemas.Lead, Customer, EventList: services.eventSchemas.EventList },

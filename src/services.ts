@@ -3,7 +3,7 @@ import { TokenRepository } from './auth/token.repository.js';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import type { Config } from './config.js';
 import { customerFields } from './customers/customer.fields.js';
-import { Customer } from './customers/customer.schemas.js';
+import { CreateCustomer, Customer } from './customers/customer.schemas.js';
 import { CustomerService } from './customers/customer.service.js';
 import type { Database, Db } from './db/database.js';
 import { eventSchemas } from './events/event.schemas.js';
@@ -14,8 +14,12 @@ import { CustomFieldService } from './fields/custom-field.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
 import { CustomValueRemoval } from './fields/custom-value-removal.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
+import { ImportService } from './imports/import.service.js';
+import { IMPORT_QUEUE, ImportJobs, type TenantTurn } from './imports/import-jobs.js';
+import { ImportRowReader } from './imports/import-rows.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { leadFields } from './leads/lead.fields.js';
+import { leadMessages } from './leads/lead.messages.js';
 import { leadSchemas } from './leads/lead.schemas.js';
 import { LeadService } from './leads/lead.service.js';
 import { MergeService } from './merges/merge.service.js';
@@ -43,6 +47,8 @@ export interface ServiceDependencies {
   database: Database;
   config: Config;
   logger: FastifyBaseLogger;
+  /** How background work of a tenant takes its turn among its requests (the app's fair share); at once when absent. */
+  tenantTurn?: TenantTurn;
 }
 
 /**
@@ -51,7 +57,7 @@ export interface ServiceDependencies {
  * (workers.ts) are handed these instances, so a rule, an event or a cache (the tenants' own
  * fields) is the same for all of them.
  */
-export function buildServices({ database, config, logger }: ServiceDependencies) {
+export function buildServices({ database, config, logger, tenantTurn }: ServiceDependencies) {
   const { db } = database;
   const scanRows = config.listScanRows ?? defaultListScanRows(database.backend);
   const { catalog, pipelineCatalog, pipelineRepository, matchKeys, leads, customers } = buildRecordServices(db, {
@@ -72,8 +78,25 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
   const idempotency = new IdempotencyRepository(db);
   const webhookRepository = new WebhookRepository();
   const secrets = new SecretBox(db, config.webhooks.secretKey);
-  const jobQueue = new JobQueue(database, config.databaseUrl, config.webhooks.deliver, logger, [ATTEMPT_QUEUE]);
+  const jobQueue = new JobQueue(database, config.databaseUrl, config.webhooks.deliver, logger, [
+    ATTEMPT_QUEUE,
+    IMPORT_QUEUE,
+  ]);
   const attemptQueue = new AttemptQueue(jobQueue);
+  const importTargets = {
+    lead: {
+      writer: leads,
+      rows: new ImportRowReader(schemas.CreateLead, leadMessages.leadRequired),
+      customFields: catalog.forResource('lead'),
+    },
+    customer: {
+      writer: customers,
+      rows: new ImportRowReader(CreateCustomer, undefined),
+      customFields: catalog.forResource('customer'),
+    },
+  };
+  const importJobs = new ImportJobs(database, jobQueue, importTargets, logger, tenantTurn, rowsPerImportStep(database));
+  const imports = new ImportService(importTargets, importJobs);
   return {
     /** Who a bearer token is, cached per instance (auth/token-authenticator.ts). */
     authenticator: new TokenAuthenticator(new TokenRepository(db)),
@@ -117,7 +140,11 @@ export function buildServices({ database, config, logger }: ServiceDependencies)
       },
       config.eventRetentionDays,
     ),
-    personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository(), idempotency),
+    importJobs,
+    imports,
+    personalData: new PersonalDataService(leads, customers, events, new PersonalDataRepository(), idempotency, [
+      imports,
+    ]),
     idempotency,
     webhookRepository,
     secrets,
@@ -147,4 +174,12 @@ export function buildRecordServices(
   const leads = new LeadService({ db, pipelines: pipelineCatalog, scanRows, catalog, customers, matchKeys });
   customers.onDelete = (trx, actor, id) => leads.unlinkCustomer(trx, actor, id);
   return { catalog, pipelineCatalog, pipelineRepository, matchKeys, leads, customers };
+}
+
+/**
+ * Rows an import applies in one transaction: SPEC §23's 1,000 on PostgreSQL; 100 on the embedded
+ * database, where a transaction holds the one connection every request waits for.
+ */
+function rowsPerImportStep(database: Database): number {
+  return database.backend === 'pglite' ? 100 : 1_000;
 }

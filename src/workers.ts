@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from './config.js';
 import { EventRepository } from './events/event.repository.js';
 import { pruneEventsPeriodically } from './events/event-retention.js';
+import { importRepository } from './imports/import.repository.js';
 import { mergeRepository } from './records/record-merge.js';
 import type { Services } from './services.js';
 import { deliverWebhooks } from './webhooks/webhook-delivery.js';
@@ -39,6 +40,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     idempotency,
     pipelineMoves,
     matchKeyBackfill,
+    importJobs,
   } = services;
   const metrics = new WebhookMetrics(app.metricsRegistry, db, webhookRepository);
   if (config.webhooks.deliver) {
@@ -66,6 +68,8 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
         await webhookRepository.pruneAll(db, cutoff);
         // A merge is kept 30 days past its events, to answer its undo with a 410 rather than a 404.
         await mergeRepository.prune(db, new Date(cutoff.getTime() - MERGE_GRACE_MS));
+        // An import is kept as long as its events: its revert reads them.
+        await importRepository.prune(db, cutoff);
       },
     );
     fieldValueRemoval
@@ -75,6 +79,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     matchKeyBackfill
       .resumeAll()
       .catch((error: unknown) => app.log.error({ err: error }, 'matching keys: backfill failed to start'));
+    importJobs.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'imports: resume failed'));
     purge = setInterval(() => {
       idempotency.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     }, IDEMPOTENCY_PURGE_MS);

@@ -68,11 +68,12 @@ export function eventSchemas(lead: TSchema, customer: TSchema, pipeline: TSchema
       ),
       requestId: Nullable(Type.String({ description: 'The X-Request-Id of the request that made the change.' })),
       reason: Type.Optional(
-        StringEnum(['erasure', 'merge', 'unmerge'], {
+        StringEnum(['erasure', 'merge', 'unmerge', 'revert'], {
           description:
             "`erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only " +
             '`{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the ' +
-            'change undid a merge (`POST /merges/{id}/undo`).',
+            'change undid a merge (`POST /merges/{id}/undo`). `revert`: the change put back what an import changed ' +
+            '(`POST /imports/{id}/revert`).',
         }),
       ),
       mergedInto: Type.Optional(

@@ -54,7 +54,7 @@ export interface ApiEvent {
   tenant: string;
   actor: { tokenId: string | null };
   requestId: string | null;
-  /** Why a record changed, when not by a request on it (SPEC §17: `erasure`; §21: `merge`, `unmerge`). */
+  /** Why a record changed, when not by a request on it (SPEC §17: `erasure`; §21: `merge`, `unmerge`; §23: `revert`). */
   reason?: string;
   /** A source of a merge, deleted: the record it was merged into (SPEC §21). */
   mergedInto?: string;

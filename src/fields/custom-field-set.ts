@@ -43,6 +43,16 @@ export class CustomFieldSet {
     this.#byKey = new Map(definitions.map((definition) => [definition.key, definition]));
   }
 
+  /** Whether the tenant defined `key` for this resource. */
+  has(key: string): boolean {
+    return this.#byKey.has(key);
+  }
+
+  /** The type of the field `key`, or undefined when there is no such field. */
+  typeOf(key: string): CustomFieldType | undefined {
+    return this.#byKey.get(key)?.type;
+  }
+
   /**
    * A create's values, as stored: each one valid, "" and null left out (no value), every required
    * field present. Throws the 400 naming each `custom.<key>` at fault.

@@ -15,6 +15,11 @@ declare module 'fastify' {
      * existing record, so it needs the resource's read scope beside the write scope).
      */
     upsertScopes?: readonly Scope[];
+    /**
+     * What a request needs, when it depends on its query (SPEC §23: an import's resource); read off
+     * the raw query, before validation. `scope` is then what the OpenAPI document shows.
+     */
+    scopeOf?: (query: Readonly<Record<string, unknown>>) => ScopeRule;
     /** Marks a route that needs no token at all. Only set on purpose. */
     public?: boolean;
     /**
@@ -35,7 +40,13 @@ declare module 'fastify' {
 export function requireBearerToken(app: FastifyInstance, authenticator: TokenAuthenticator): void {
   app.addHook('onRoute', (route) => {
     const config = route.config as
-      | { scope?: ScopeRule; upsertScopes?: readonly Scope[]; public?: boolean; bearerChallenge?: boolean }
+      | {
+          scope?: ScopeRule;
+          upsertScopes?: readonly Scope[];
+          scopeOf?: (query: Readonly<Record<string, unknown>>) => ScopeRule;
+          public?: boolean;
+          bearerChallenge?: boolean;
+        }
       | undefined;
     if (!config?.scope && !config?.public) {
       throw new Error(`Route ${route.method} ${route.url} declares neither a scope nor public: true`);
@@ -43,12 +54,22 @@ export function requireBearerToken(app: FastifyInstance, authenticator: TokenAut
     const listed = Array.isArray(config.scope) ? config.scope : (config.scope as { anyOf?: unknown[] })?.anyOf;
     if (listed?.length === 0) throw new Error(`Route ${route.method} ${route.url} declares an empty list of scopes`);
     if (config.public) return;
-    const { scope, upsertScopes } = config as { scope: ScopeRule; upsertScopes?: readonly Scope[] };
+    const {
+      scope,
+      upsertScopes,
+      scopeOf: byQuery,
+    } = config as {
+      scope: ScopeRule;
+      upsertScopes?: readonly Scope[];
+      scopeOf?: (query: Readonly<Record<string, unknown>>) => ScopeRule;
+    };
     // Read off the raw query, before validation: the scope is checked first (SPEC §2's order).
-    const scopeOf = upsertScopes
-      ? (request: FastifyRequest): ScopeRule =>
-          (request.query as { upsert?: unknown }).upsert === undefined ? scope : upsertScopes
-      : undefined;
+    const scopeOf = byQuery
+      ? (request: FastifyRequest): ScopeRule => byQuery(request.query as Record<string, unknown>)
+      : upsertScopes
+        ? (request: FastifyRequest): ScopeRule =>
+            (request.query as { upsert?: unknown }).upsert === undefined ? scope : upsertScopes
+        : undefined;
     const challenge = config.bearerChallenge === true;
     appendRouteHook(route, 'onRequest', async (request) => {
       const presented = presentedToken(request);

@@ -1,4 +1,3 @@
-import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, isInvalidTextError } from '../db/errors.js';
 import {
@@ -12,7 +11,9 @@ import {
   validationFailed,
 } from '../shared/errors.js';
 import { languageOf, messages, type Text } from '../shared/messages.js';
-import { toFieldIssues } from '../shared/validation.js';
+import { schemaError } from '../shared/validation.js';
+
+export { schemaError };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -77,18 +78,6 @@ export function errorBody(error: ApiError, request: FastifyRequest): Record<stri
     Object.assign(body, error.extra);
   if (error.statusCode >= 500 && error.code === 'internal_error') body.requestId = request.id;
   return body;
-}
-
-/** The 400 of a body or parameter the schema refused; `requiredText` names a missing required field's rule. */
-export function schemaError(
-  errors: readonly Partial<ErrorObject>[],
-  part: string | undefined,
-  requiredText: Text | undefined,
-): ApiError {
-  const first = errors[0];
-  const missingRequired =
-    first?.keyword === 'required' || (first?.keyword === 'minLength' && first.params?.limit === 1);
-  return validationFailed(toFieldIssues(errors, part), requiredText && missingRequired ? requiredText : undefined);
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {

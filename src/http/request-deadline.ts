@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** Rendered by the error handler as 503 `service_unavailable`, with a log line. */
 export class RequestDeadlineError extends Error {
@@ -92,4 +92,21 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
     if (clock) inFlight.delete(clock);
     done();
   });
+}
+
+/**
+ * Runs `work` (reading an upload as it arrives: an import's file, SPEC §23) with the request's
+ * clock stopped, as it is while any body arrives: it goes at the client's pace.
+ */
+export async function whileUploading<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  const clock = request[CLOCK];
+  if (clock?.runningSince !== undefined) {
+    clock.spentMs += performance.now() - clock.runningSince;
+    clock.runningSince = undefined;
+  }
+  try {
+    return await work();
+  } finally {
+    if (clock) clock.runningSince = performance.now();
+  }
 }

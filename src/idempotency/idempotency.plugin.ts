@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -87,7 +88,7 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
     const claim = await records.claim(
       request.db,
       owner,
-      requestFingerprint(`${request.method} ${request.url}`, request.body),
+      requestFingerprint(`${request.method} ${request.url}`, fingerprinted(request)),
     );
     const verdict = verdictOf(claim, {
       reused: messages.idempotencyKeyReused,
@@ -193,3 +194,12 @@ const keyRule = {
   pt: 'deve ter de 1 a 255 caracteres ASCII imprimíveis',
   en: 'must be 1 to 255 printable ASCII characters',
 };
+
+/**
+ * What of a request's body its key is bound to: the body, or, for an upload read as a stream (an
+ * import's file, SPEC §23), its media type and length, all that is known before it is read.
+ */
+function fingerprinted(request: FastifyRequest): unknown {
+  if (!(request.body instanceof Readable)) return request.body;
+  return { upload: request.headers['content-type'] ?? null, bytes: request.headers['content-length'] ?? null };
+}

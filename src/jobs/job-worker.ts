@@ -2,8 +2,14 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import type PgBoss from 'pg-boss';
 import { settledWithin } from '../shared/settled-within.js';
 
+/** One job as its handler sees it: its id, and whether a failure now is its last (its retries are spent). */
+export interface JobAttempt {
+  readonly id: string;
+  readonly lastTry: boolean;
+}
+
 /** What a worker does with one job; a rejection fails the job, which pg-boss offers again (its retries). */
-export type JobHandler<T> = (data: T, jobId: string) => Promise<void>;
+export type JobHandler<T> = (data: T, job: JobAttempt) => Promise<void>;
 
 /** How often free slots look for due jobs when nothing wakes them. */
 const POLL_MS = 1_000;
@@ -83,7 +89,10 @@ export class JobWorker<T extends object> {
       do {
         this.#fillAgain = false;
         while (!this.#stopped && this.#inFlight.size < this.concurrency) {
-          const jobs = await this.boss.fetch<T>(this.queue, { batchSize: this.concurrency - this.#inFlight.size });
+          const jobs = await this.boss.fetch<T>(this.queue, {
+            batchSize: this.concurrency - this.#inFlight.size,
+            includeMetadata: true,
+          });
           if (jobs.length === 0) break;
           for (const job of jobs) this.#run(job);
         }
@@ -105,8 +114,8 @@ export class JobWorker<T extends object> {
     });
   }
 
-  #run(job: PgBoss.Job<T>): void {
-    const running: Promise<void> = this.handler(job.data, job.id)
+  #run(job: PgBoss.JobWithMetadata<T>): void {
+    const running: Promise<void> = this.handler(job.data, { id: job.id, lastTry: job.retryCount >= job.retryLimit })
       .then(
         () => this.boss.complete(this.queue, job.id),
         async (error: unknown) => {

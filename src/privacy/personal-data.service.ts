@@ -28,6 +28,11 @@ export interface EventPage {
   limit: number;
 }
 
+/** Data kept apart from records that may hold a person's e-mail (an import's rows not applied yet, SPEC §23). */
+export interface PersonalDataHolder {
+  eraseHolding(handle: Db, tenantId: string, email: string): Promise<unknown>;
+}
+
 /** What an erasure did: records deleted, earlier events redacted. */
 export interface Erasure {
   leads: number;
@@ -50,6 +55,7 @@ export class PersonalDataService {
     private readonly events: EventService,
     private readonly repository: PersonalDataRepository,
     private readonly answers: IdempotencyRepository,
+    private readonly holders: readonly PersonalDataHolder[] = [],
   ) {}
 
   /** Both run on `handle`, the request's. `more`: events follow the page's last. */
@@ -85,6 +91,8 @@ export class PersonalDataService {
     const { repository } = this;
     const { tenantId } = actor;
     const erasure: Erasure = { leads: 0, customers: 0, events: 0 };
+    // First what would write the person again (an import's rows not applied yet), then the records.
+    for (const holder of this.holders) await holder.eraseHolding(handle, tenantId, email);
     // Records that took the e-mail while the others were erased are found by the next round.
     for (let round = 0; round < ERASURE_ROUNDS; round++) {
       let found = 0;

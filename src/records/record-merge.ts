@@ -119,8 +119,14 @@ export class RecordMergeStore {
       from restored`.execute(trx);
   }
 
-  /** Sets the target's columns back (snake_case names, as a snapshot holds them), with its event (reason `unmerge`). */
-  async revertTarget(trx: Db, change: Change, targetId: string, values: RowSnapshot): Promise<void> {
+  /** Sets the target's columns back (snake_case names, as a snapshot holds them), with its event (reason `unmerge`, or `reason`). */
+  async revertTarget(
+    trx: Db,
+    change: Change,
+    targetId: string,
+    values: RowSnapshot,
+    reason = 'unmerge',
+  ): Promise<void> {
     const table = sql.table(this.table);
     const set = Object.entries(values).map(([column, value]) =>
       this.jsonbColumns.includes(column)
@@ -128,7 +134,7 @@ export class RecordMergeStore {
         : sql`${sql.id(column)} = (jsonb_populate_record(null::${table}, ${JSON.stringify({ [column]: value })}::jsonb)).${sql.id(column)}`,
     );
     if (set.length > 0)
-      await this.#updateTarget(trx, change, targetId, set, { column: sql`reason`, value: sql`'unmerge'` });
+      await this.#updateTarget(trx, change, targetId, set, { column: sql`reason`, value: sql`${reason}::text` });
   }
 
   /** Updates the target with `set`, a new version and `updatedAt`, and writes its event with one more column. */

@@ -522,6 +522,38 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     });
   }
 
+  /**
+   * SPEC §23's revert of an import, for one record it wrote: deleted (it `created` it) or given back
+   * `columns` (its former values, snake_case, as the import's events keep them), if it is still at
+   * the `version` the import left; otherwise left as it is. Each in a savepoint of the caller's
+   * transaction: a former value another record took since (a unique e-mail) leaves this one as it is.
+   */
+  async revertImported(
+    trx: Db,
+    actor: Actor,
+    record: { id: string; version: number; created: boolean; columns: RowSnapshot },
+  ): Promise<'deleted' | 'restored' | 'gone' | 'changed' | 'taken'> {
+    const current = (await this.#merges.lock(trx, actor.tenantId, [record.id])).get(record.id);
+    if (!current) return 'gone';
+    if (Number(current.version) !== record.version) return 'changed';
+    try {
+      return await inSavepoint(trx, async () => {
+        if (record.created) {
+          await this.delete(trx, actor, record.id);
+          return 'deleted';
+        }
+        const columns = Object.fromEntries(
+          Object.entries(record.columns).filter(([column]) => column !== 'updated_at' && column !== 'version'),
+        );
+        await this.#merges.revertTarget(trx, actor, record.id, columns, 'revert');
+        return 'restored';
+      });
+    } catch (error) {
+      if (isRefusedData(error)) return 'taken';
+      throw error;
+    }
+  }
+
   /** The API field a column shows as (`external_id` → `externalId`). */
   #fieldName(column: string): string {
     return this.fields.fieldOf(codeNameOf(column))?.field ?? column;

@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import addKeywords from 'ajv-keywords';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldIssue } from './errors.js';
+import { type ApiError, type FieldIssue, validationFailed } from './errors.js';
 import { isUuid } from './ids.js';
 import { fieldMessage, fieldMessages, type Text } from './messages.js';
 
@@ -144,4 +144,16 @@ function phraseFor(error: Partial<ErrorObject>): Text {
     default:
       return fieldMessages.invalid();
   }
+}
+
+/** The 400 of a body or parameter the schema refused; `requiredText` names a missing required field's rule. */
+export function schemaError(
+  errors: readonly Partial<ErrorObject>[],
+  part: string | undefined,
+  requiredText: Text | undefined,
+): ApiError {
+  const first = errors[0];
+  const missingRequired =
+    first?.keyword === 'required' || (first?.keyword === 'minLength' && first.params?.limit === 1);
+  return validationFailed(toFieldIssues(errors, part), requiredText && missingRequired ? requiredText : undefined);
 }

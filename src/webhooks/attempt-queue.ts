@@ -43,8 +43,8 @@ export class AttemptQueue {
 
   /** Works the attempts, `CONCURRENCY` at a time; `then` runs once the queue is open. */
   work(attempt: Attempt, then: () => void): void {
-    this.#worker = this.jobs.worker<AttemptJob>(ATTEMPT_QUEUE, CONCURRENCY, (data, jobId) =>
-      attempt({ ...data, jobId }),
+    this.#worker = this.jobs.worker<AttemptJob>(ATTEMPT_QUEUE, CONCURRENCY, (data, job) =>
+      attempt({ ...data, jobId: job.id }),
     );
     this.#worker.start(then);
   }

@@ -710,6 +710,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import leads or customers from a CSV or NDJSON file
+         * @description The body is the file: `text/csv` (UTF-8 with or without BOM; `,` or `;` separated, whichever the header line has more of; RFC 4180 quotes; a header row of API field names, `custom.<key>` for custom fields; an empty cell is no value; in a `;` file numbers are written `1.234,56`; yes/no as `true`/`false`/`sim`/`não`; multiselect values as `a|b`) or `application/x-ndjson` (one create body per line). At most 100 MiB and 1,000,000 rows. The file is stored as it arrives, then applied by a job in transactions of 1,000 rows, each row as `POST /{resource}` (with `upsert=`, as an upsert) would, with its event. A header that names no field is a 400 before anything is stored; a row at fault is listed by `GET /imports/{id}/errors`. Needs the write scope of `resource`, and with `upsert=` its read scope too.
+         *
+         *     Needs the scope `leads:write` or `customers:write`.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import's progress
+         * @description Any read or write scope of its resource sees it; to any other token it does not exist (404).
+         *
+         *     Needs the scope `leads:read` or `leads:write` or `customers:read` or `customers:write`.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The rows an import refused (or its revert left as they were), in row order
+         * @description One entry per field at fault, with the SPEC §2 code and message the row would have had as a request. Paged: `X-Next-Cursor` and `Link` while more follow.
+         *
+         *     Needs the scope `leads:read` or `leads:write` or `customers:read` or `customers:write`.
+         */
+        get: operations["listImportErrors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an import
+         * @description The chunk under way ends; no other starts. What was applied stays (`POST /imports/{id}/revert` takes it back). 409 when the import is over. Needs the write scope of its resource.
+         *
+         *     Needs the scope `leads:write` or `customers:write`.
+         */
+        post: operations["cancelImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take an import back
+         * @description Deletes each record the import created and puts back the values before it of each one it updated (from its events, SPEC §14), each change with its event (reason `revert`). A record changed or deleted since the import is left as it is and listed by `GET /imports/{id}/errors?phase=revert`. Runs as a job: follow `revert` in the import. Once per import, after it ended; not for a dry run. Needs the write scope of its resource.
+         *
+         *     Needs the scope `leads:write` or `customers:write`.
+         */
+        post: operations["revertImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/personal-data": {
         parameters: {
             query?: never;
@@ -14961,10 +15071,10 @@ export interface operations {
                         /** @description The X-Request-Id of the request that made the change. */
                         requestId: string | null;
                         /**
-                         * @description `erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only `{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the change undid a merge (`POST /merges/{id}/undo`).
+                         * @description `erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only `{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the change undid a merge (`POST /merges/{id}/undo`). `revert`: the change put back what an import changed (`POST /imports/{id}/revert`).
                          * @enum {string}
                          */
-                        reason?: "erasure" | "merge" | "unmerge";
+                        reason?: "erasure" | "merge" | "unmerge" | "revert";
                         /**
                          * Format: uuid
                          * @description On a `*.deleted` event of reason `merge`: the record it went into.
@@ -18700,6 +18810,1974 @@ export interface operations {
             };
         };
     };
+    createImport: {
+        parameters: {
+            query: {
+                /** @description What the rows are: leads or customers. */
+                resource: "lead" | "customer";
+                /** @description Update the record with the same e-mail (or external id) instead of creating one (SPEC §13). */
+                upsert?: "email" | "externalId";
+                /** @description Check every row and count what would happen, writing nothing. */
+                dryRun?: boolean;
+            };
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file, CSV or NDJSON. */
+        requestBody: {
+            content: {
+                "text/csv": string;
+                "application/x-ndjson": string;
+                "application/ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Stored and queued: follow `Location`. */
+            202: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193b0a4-5c1e-7d2a-9f00-6a1b2c3d4e5f",
+                     *       "resource": "lead",
+                     *       "format": "csv",
+                     *       "upsert": "email",
+                     *       "dryRun": false,
+                     *       "status": "running",
+                     *       "total": 12000,
+                     *       "processed": 4000,
+                     *       "created": 3950,
+                     *       "updated": 40,
+                     *       "failed": 10,
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "startedAt": "2026-11-29T10:00:01.000Z",
+                     *       "finishedAt": null,
+                     *       "revert": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        resource: "lead" | "customer";
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** @enum {string|null} */
+                        upsert: "email" | "externalId" | null;
+                        dryRun: boolean;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                        /** @description Rows in the file (its header not counted). */
+                        total: number;
+                        /** @description Rows done so far: created, updated or failed. */
+                        processed: number;
+                        created: number;
+                        updated: number;
+                        /** @description Rows refused: see `GET /imports/{id}/errors`. */
+                        failed: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        finishedAt: string | null;
+                        revert: {
+                            /** @enum {string} */
+                            status: "running" | "succeeded";
+                            /** @description Records the import created, now deleted. */
+                            deleted: number;
+                            /** @description Records the import updated, now as they were before it. */
+                            restored: number;
+                            /** @description Records changed or deleted since the import, left as they are (`GET /imports/{id}/errors?phase=revert`). */
+                            skipped: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            startedAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            finishedAt: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    listImportErrors: {
+        parameters: {
+            query?: {
+                /** @description `import` (default): the rows refused; `revert`: the rows a revert left as they are. */
+                phase?: "import" | "revert";
+                limit?: number;
+                /** @description From `X-Next-Cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of faults. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description While more rows exist: `<absolute URL of the next page>; rel="next"`. */
+                    Link?: string;
+                    /** @description While more rows exist: the `cursor` of the next page. */
+                    "X-Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The data row, counted from 1 (the header is not a data row). */
+                        row: number;
+                        /** @description The field at fault, when one is. */
+                        field: string | null;
+                        /** @description The SPEC §2 code the row would have had as a request (`validation_failed`, `conflict`, …). */
+                        code: string;
+                        message: string;
+                        /**
+                         * Format: uuid
+                         * @description The record at stake, for a revert.
+                         */
+                        recordId: string | null;
+                    }[];
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    cancelImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, cancelled. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193b0a4-5c1e-7d2a-9f00-6a1b2c3d4e5f",
+                     *       "resource": "lead",
+                     *       "format": "csv",
+                     *       "upsert": "email",
+                     *       "dryRun": false,
+                     *       "status": "running",
+                     *       "total": 12000,
+                     *       "processed": 4000,
+                     *       "created": 3950,
+                     *       "updated": 40,
+                     *       "failed": 10,
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "startedAt": "2026-11-29T10:00:01.000Z",
+                     *       "finishedAt": null,
+                     *       "revert": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        resource: "lead" | "customer";
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** @enum {string|null} */
+                        upsert: "email" | "externalId" | null;
+                        dryRun: boolean;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                        /** @description Rows in the file (its header not counted). */
+                        total: number;
+                        /** @description Rows done so far: created, updated or failed. */
+                        processed: number;
+                        created: number;
+                        updated: number;
+                        /** @description Rows refused: see `GET /imports/{id}/errors`. */
+                        failed: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        finishedAt: string | null;
+                        revert: {
+                            /** @enum {string} */
+                            status: "running" | "succeeded";
+                            /** @description Records the import created, now deleted. */
+                            deleted: number;
+                            /** @description Records the import updated, now as they were before it. */
+                            restored: number;
+                            /** @description Records changed or deleted since the import, left as they are (`GET /imports/{id}/errors?phase=revert`). */
+                            skipped: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            startedAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            finishedAt: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered; or a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    revertImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revert has started. */
+            202: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193b0a4-5c1e-7d2a-9f00-6a1b2c3d4e5f",
+                     *       "resource": "lead",
+                     *       "format": "csv",
+                     *       "upsert": "email",
+                     *       "dryRun": false,
+                     *       "status": "running",
+                     *       "total": 12000,
+                     *       "processed": 4000,
+                     *       "created": 3950,
+                     *       "updated": 40,
+                     *       "failed": 10,
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "startedAt": "2026-11-29T10:00:01.000Z",
+                     *       "finishedAt": null,
+                     *       "revert": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        resource: "lead" | "customer";
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** @enum {string|null} */
+                        upsert: "email" | "externalId" | null;
+                        dryRun: boolean;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                        /** @description Rows in the file (its header not counted). */
+                        total: number;
+                        /** @description Rows done so far: created, updated or failed. */
+                        processed: number;
+                        created: number;
+                        updated: number;
+                        /** @description Rows refused: see `GET /imports/{id}/errors`. */
+                        failed: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        finishedAt: string | null;
+                        revert: {
+                            /** @enum {string} */
+                            status: "running" | "succeeded";
+                            /** @description Records the import created, now deleted. */
+                            deleted: number;
+                            /** @description Records the import updated, now as they were before it. */
+                            restored: number;
+                            /** @description Records changed or deleted since the import, left as they are (`GET /imports/{id}/errors?phase=revert`). */
+                            skipped: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            startedAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            finishedAt: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered; or a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
     getPersonalData: {
         parameters: {
             query: {
@@ -18859,10 +20937,10 @@ export interface operations {
                             /** @description The X-Request-Id of the request that made the change. */
                             requestId: string | null;
                             /**
-                             * @description `erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only `{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the change undid a merge (`POST /merges/{id}/undo`).
+                             * @description `erasure`: on a `*.deleted` event, the record was erased at its person's request; `object` is only `{_id}`. `merge`: on a `*.deleted` event, the record was merged into `mergedInto`. `unmerge`: the change undid a merge (`POST /merges/{id}/undo`). `revert`: the change put back what an import changed (`POST /imports/{id}/revert`).
                              * @enum {string}
                              */
-                            reason?: "erasure" | "merge" | "unmerge";
+                            reason?: "erasure" | "merge" | "unmerge" | "revert";
                             /**
                              * Format: uuid
                              * @description On a `*.deleted` event of reason `merge`: the record it went into.

@@ -1,0 +1,39 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TenantLines } from './tenant-lines.js';
+
+/** How long background work waits before asking again for a place its tenant's line refused (full). */
+const RETRY_MS = 50;
+/** The longest it waits in line at once before asking again. */
+const WAIT_MS = 30_000;
+
+/**
+ * Runs background work of a tenant (an import's step, SPEC §23) in a place of the tenant's line
+ * (SPEC §10), as one of its requests: it waits its turn behind the tenant's requests and takes turns
+ * with the other tenants, never more than the tenant's share. Unlike a request it is never refused:
+ * it asks again until it is served. Its time is not measured as the tenant's service time, which
+ * a chunk of 1,000 rows would make look slow enough to turn the tenant's own requests away.
+ */
+export function turnsIn(lines: () => TenantLines | undefined) {
+  return async <T>(tenant: string, work: () => Promise<T>): Promise<T> => {
+    const line = lines();
+    if (line === undefined) return work();
+    for (;;) {
+      const place = line.join(tenant);
+      if (typeof place === 'string') {
+        await sleep(RETRY_MS);
+        continue;
+      }
+      try {
+        await place.serve(WAIT_MS);
+      } catch {
+        place.leave(false);
+        continue;
+      }
+      try {
+        return await work();
+      } finally {
+        place.leave(false);
+      }
+    }
+  };
+}

@@ -1,0 +1,73 @@
+import type { Text } from '../shared/messages.js';
+
+export const importMessages = {
+  importNotFound: { pt: 'Importação não encontrada.', en: 'Import not found.' },
+  fileTooLarge: (mib: number) => ({
+    pt: `O arquivo passa de ${mib} MiB.`,
+    en: `The file is larger than ${mib} MiB.`,
+  }),
+  tooManyRows: (rows: number) => ({
+    pt: `O arquivo passa de ${rows} linhas.`,
+    en: `The file has more than ${rows} rows.`,
+  }),
+  emptyFile: { pt: 'O arquivo não tem linha de cabeçalho.', en: 'The file has no header row.' },
+  malformedCsv: (row: number, reason: string) => ({
+    pt: `CSV malformado na linha de dados ${row}: ${reason}.`,
+    en: `Malformed CSV at data row ${row}: ${reason}.`,
+  }),
+  unknownColumn: (column: string) => ({
+    pt: `A coluna "${column}" do cabeçalho não é um campo que a importação aceite.`,
+    en: `The header column "${column}" is not a field an import takes.`,
+  }),
+  repeatedColumn: (column: string) => ({
+    pt: `A coluna "${column}" aparece mais de uma vez no cabeçalho.`,
+    en: `The header column "${column}" appears more than once.`,
+  }),
+  upsertColumnMissing: (column: string) => ({
+    pt: `Com upsert=${column}, o cabeçalho precisa da coluna "${column}".`,
+    en: `With upsert=${column}, the header needs the column "${column}".`,
+  }),
+  rowTooLong: (row: number) => ({
+    pt: `A linha de dados ${row} passa de 1 MiB.`,
+    en: `Data row ${row} is longer than 1 MiB.`,
+  }),
+  cellCount: (cells: number, columns: number) => ({
+    pt: `A linha tem ${cells} células; o cabeçalho tem ${columns} colunas.`,
+    en: `The row has ${cells} cells; the header has ${columns} columns.`,
+  }),
+  notJson: { pt: 'A linha não é um JSON válido.', en: 'The line is not valid JSON.' },
+  notAnObject: { pt: 'A linha não é um objeto JSON.', en: 'The line is not a JSON object.' },
+  forbiddenKey: {
+    pt: 'A linha contém uma chave proibida (__proto__ ou constructor.prototype).',
+    en: 'The line contains a forbidden key (__proto__ or constructor.prototype).',
+  },
+  erased: {
+    pt: 'Linha removida a pedido do titular dos dados (LGPD) antes de ser importada.',
+    en: "Row removed at its person's request (LGPD/GDPR) before it was imported.",
+  },
+  notCancellable: (status: string) => ({
+    pt: `A importação já terminou (${status}) e não pode ser cancelada.`,
+    en: `The import has already ended (${status}) and cannot be cancelled.`,
+  }),
+  notRevertible: (status: string) => ({
+    pt: `Só uma importação terminada pode ser revertida (esta está ${status}).`,
+    en: `Only an import that has ended can be reverted (this one is ${status}).`,
+  }),
+  dryRunNotRevertible: {
+    pt: 'Uma simulação (dryRun) não gravou nada e não tem o que reverter.',
+    en: 'A dry run wrote nothing and has nothing to revert.',
+  },
+  alreadyReverted: { pt: 'Esta importação já foi revertida.', en: 'This import has already been reverted.' },
+  changedSince: {
+    pt: 'O registro mudou depois da importação: mantido como está.',
+    en: 'The record changed after the import: left as it is.',
+  },
+  deletedSince: {
+    pt: 'O registro foi excluído depois da importação.',
+    en: 'The record was deleted after the import.',
+  },
+  scopes: (scopes: string) => ({
+    pt: `Esta importação requer os escopos ${scopes}.`,
+    en: `This import needs the scopes ${scopes}.`,
+  }),
+} as const satisfies Record<string, Text | ((...args: never[]) => Text)>;
