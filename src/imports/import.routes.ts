@@ -62,7 +62,10 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (app,
         tags: ['imports'],
         querystring: ImportQuery,
         consumes: Object.keys(FORMATS),
-        body: Type.String({ description: 'The file, CSV or NDJSON.' }),
+        body: Type.String({
+          description: 'The file, CSV or NDJSON.',
+          examples: ['name,email,phone\nMaria Souza,maria@example.com,+55 11 91234-5678\n'],
+        }),
         response: {
           202: answer(ImportAccepted, 'Stored and queued: follow `Location`.'),
           ...errorResponses(400, 403, 413, 415),
@@ -115,7 +118,7 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (app,
         operationId: 'listImportErrors',
         summary: 'The rows an import refused (or its revert left as they were), in row order',
         description:
-          'One entry per field at fault, with the SPEC §2 code and message the row would have had as a request. ' +
+          'One entry per field at fault, with the error code and message the row would have had as a request. ' +
           'Paged: `X-Next-Cursor` and `Link` while more follow.',
         tags: ['imports'],
         params: IdParams,
@@ -169,7 +172,7 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (app,
         summary: 'Take an import back',
         description:
           'Deletes each record the import created and puts back the values before it of each one it updated (from ' +
-          'its events, SPEC §14), each change with its event (reason `revert`). A record changed or deleted since the ' +
+          'its events), each change with its event (reason `revert`). A record changed or deleted since the ' +
           'import is left as it is and listed by `GET /imports/{id}/errors?phase=revert`. Runs as a job: follow ' +
           '`revert` in the import. Once per import, after it ended; not for a dry run. Needs the write scope of its ' +
           'resource.',

@@ -22,10 +22,14 @@ const Count = Type.Integer({ minimum: 0 });
 
 export const ImportQuery = Type.Object(
   {
-    resource: StringEnum(IMPORT_RESOURCES, { description: 'What the rows are: leads or customers.' }),
+    resource: StringEnum(IMPORT_RESOURCES, {
+      description: 'What the rows are: leads or customers.',
+      examples: ['lead'],
+    }),
     upsert: Type.Optional(
       StringEnum(['email', 'externalId'], {
-        description: 'Update the record with the same e-mail (or external id) instead of creating one (SPEC §13).',
+        description:
+          'Update the record with the same e-mail (or external id) instead of creating one, as `?upsert=` on `POST /leads` does.',
       }),
     ),
     dryRun: Type.Optional(
@@ -108,7 +112,7 @@ export const ImportErrorsQuery = Type.Object(
         default: 'import',
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Faults per page.' })),
     cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}[.][0-9]{1,3}$', description: 'From `X-Next-Cursor`.' })),
   },
   { additionalProperties: false },
@@ -120,7 +124,7 @@ export const ImportRowError = Type.Object(
     row: Type.Integer({ minimum: 1, description: 'The data row, counted from 1 (the header is not a data row).' }),
     field: Nullable(Type.String({ description: 'The field at fault, when one is.' })),
     code: Type.String({
-      description: 'The SPEC §2 code the row would have had as a request (`validation_failed`, `conflict`, …).',
+      description: 'The error code the row would have had as a request (`validation_failed`, `conflict`, …).',
     }),
     message: Type.String(),
     recordId: Nullable(Type.String({ format: 'uuid', description: 'The record at stake, for a revert.' })),

@@ -110,7 +110,9 @@ describeEachBackend(
         });
         if (path.at(-1) === 'merge') ids.set('merges', answer.body.merge?.id);
         const what = `${request.method} /${segments.join('/')} → ${answer.status}`;
-        assert.ok(answer.status >= 200 && answer.status < 300, `${what}: ${answer.text.slice(0, 500)}`);
+        // The example's import of one row may be over before its cancel comes: the documented 409.
+        const over = segments.join('/') === 'imports/:id/cancel' && answer.status === 409;
+        assert.ok((answer.status >= 200 && answer.status < 300) || over, `${what}: ${answer.text.slice(0, 500)}`);
         sent.push(what);
         if (request.method === 'POST' && segments.length === 1) {
           ids.set(resource, answer.body._id ?? answer.body.id);

@@ -763,7 +763,7 @@ export interface paths {
         };
         /**
          * The rows an import refused (or its revert left as they were), in row order
-         * @description One entry per field at fault, with the SPEC §2 code and message the row would have had as a request. Paged: `X-Next-Cursor` and `Link` while more follow.
+         * @description One entry per field at fault, with the error code and message the row would have had as a request. Paged: `X-Next-Cursor` and `Link` while more follow.
          *
          *     Needs the scope `leads:read` or `leads:write` or `customers:read` or `customers:write`.
          */
@@ -809,7 +809,7 @@ export interface paths {
         put?: never;
         /**
          * Take an import back
-         * @description Deletes each record the import created and puts back the values before it of each one it updated (from its events, SPEC §14), each change with its event (reason `revert`). A record changed or deleted since the import is left as it is and listed by `GET /imports/{id}/errors?phase=revert`. Runs as a job: follow `revert` in the import. Once per import, after it ended; not for a dry run. Needs the write scope of its resource.
+         * @description Deletes each record the import created and puts back the values before it of each one it updated (from its events), each change with its event (reason `revert`). A record changed or deleted since the import is left as it is and listed by `GET /imports/{id}/errors?phase=revert`. Runs as a job: follow `revert` in the import. Once per import, after it ended; not for a dry run. Needs the write scope of its resource.
          *
          *     Needs the scope `leads:write` or `customers:write`.
          */
@@ -18813,9 +18813,12 @@ export interface operations {
     createImport: {
         parameters: {
             query: {
-                /** @description What the rows are: leads or customers. */
+                /**
+                 * @description What the rows are: leads or customers.
+                 * @example lead
+                 */
                 resource: "lead" | "customer";
-                /** @description Update the record with the same e-mail (or external id) instead of creating one (SPEC §13). */
+                /** @description Update the record with the same e-mail (or external id) instead of creating one, as `?upsert=` on `POST /leads` does. */
                 upsert?: "email" | "externalId";
                 /** @description Check every row and count what would happen, writing nothing. */
                 dryRun?: boolean;
@@ -18830,8 +18833,20 @@ export interface operations {
         /** @description The file, CSV or NDJSON. */
         requestBody: {
             content: {
+                /**
+                 * @example name,email,phone
+                 *     Maria Souza,maria@example.com,+55 11 91234-5678
+                 */
                 "text/csv": string;
+                /**
+                 * @example name,email,phone
+                 *     Maria Souza,maria@example.com,+55 11 91234-5678
+                 */
                 "application/x-ndjson": string;
+                /**
+                 * @example name,email,phone
+                 *     Maria Souza,maria@example.com,+55 11 91234-5678
+                 */
                 "application/ndjson": string;
             };
         };
@@ -19595,6 +19610,7 @@ export interface operations {
             query?: {
                 /** @description `import` (default): the rows refused; `revert`: the rows a revert left as they are. */
                 phase?: "import" | "revert";
+                /** @description Faults per page. */
                 limit?: number;
                 /** @description From `X-Next-Cursor`. */
                 cursor?: string;
@@ -19631,7 +19647,7 @@ export interface operations {
                         row: number;
                         /** @description The field at fault, when one is. */
                         field: string | null;
-                        /** @description The SPEC §2 code the row would have had as a request (`validation_failed`, `conflict`, …). */
+                        /** @description The error code the row would have had as a request (`validation_failed`, `conflict`, …). */
                         code: string;
                         message: string;
                         /**
