@@ -17,9 +17,12 @@ import { faultsOf, type ImportRowReader } from './import-rows.js';
 
 export const IMPORT_QUEUE = 'funil-import';
 
-/** One step of an import's work: its rows from `from` (counted from 0), or its revert's records after `after`. */
+/**
+ * An import's work: applying its next rows (wherever it has come to: two such jobs of one import
+ * take turns, and the second finds the rows taken), or its revert's records after `after`.
+ */
 export type ImportJob =
-  | { readonly tenantId: string; readonly importId: string; readonly step: 'rows'; readonly from: number }
+  | { readonly tenantId: string; readonly importId: string; readonly step: 'rows' }
   | { readonly tenantId: string; readonly importId: string; readonly step: 'revert'; readonly after: string | null };
 
 /** What an import writes its rows with: its resource's record service (the write path every request takes). */
@@ -48,6 +51,8 @@ export type TenantTurn = <T>(tenantId: string, work: () => Promise<T>) => Promis
 
 /** Import steps run at once by one instance: one per core of this machine's size, leaving the requests theirs. */
 const CONCURRENCY = 2;
+/** How long one job applies steps before it hands the rest to a new job. */
+const JOB_BUDGET_MS = 2_000;
 /** Records a revert step puts back in one transaction. */
 const REVERT_STEP = 1_000;
 /** How long a step may wait for its connections (a chunk is work of no request: no 5 s answer to keep). */
@@ -96,7 +101,7 @@ export class ImportJobs {
       const step: ImportJob =
         job.revertStatus === 'running'
           ? { tenantId: job.tenantId, importId: job.id, step: 'revert', after: job.revertAfter }
-          : { tenantId: job.tenantId, importId: job.id, step: 'rows', from: job.nextRow };
+          : { tenantId: job.tenantId, importId: job.id, step: 'rows' };
       await this.add(this.database.db, step);
     }
     this.wake();
@@ -123,12 +128,21 @@ export class ImportJobs {
 
   async #run(job: ImportJob, attempt: JobAttempt): Promise<void> {
     try {
-      const more = await this.turn(job.tenantId, () =>
-        job.step === 'rows'
-          ? this.#rows(job.tenantId, job.importId, job.from)
-          : this.#revert(job.tenantId, job.importId, job.after),
-      );
-      if (more) this.wake();
+      if (job.step === 'revert') {
+        if (await this.turn(job.tenantId, () => this.#revert(job.tenantId, job.importId, job.after))) this.wake();
+        return;
+      }
+      // Steps one after the other, each in its own turn and transaction, for JOB_BUDGET_MS; then
+      // the last one hands the rest to a new job (another instance may take it).
+      const started = performance.now();
+      for (;;) {
+        const handOff = performance.now() - started > JOB_BUDGET_MS;
+        const more = await this.turn(job.tenantId, () => this.#rows(job.tenantId, job.importId, handOff));
+        if (!more) return;
+        if (handOff) return this.wake();
+        // Between steps, whatever else waits on this process goes first.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     } catch (error) {
       // Tried as often as pg-boss will: the import ends as failed rather than waiting for ever.
       if (attempt.lastTry && job.step === 'rows') {
@@ -146,24 +160,24 @@ export class ImportJobs {
     return this.database.within(budget);
   }
 
-  /** Applies the rows from `from` (at most `rowsPerStep`, within one stored chunk); true when another step follows. */
-  async #rows(tenantId: string, importId: string, from: number): Promise<boolean> {
+  /**
+   * Applies the import's next rows (at most `rowsPerStep`, within one stored chunk); true when
+   * rows are left. `handOff`: the step also adds the job that goes on from there.
+   */
+  async #rows(tenantId: string, importId: string, handOff: boolean): Promise<boolean> {
     const handle = this.#handleOf(tenantId);
     const found = await importRepository.find(handle, tenantId, importId);
-    if (!found || found.nextRow !== from || !(found.status === 'queued' || found.status === 'running')) return false;
+    if (!found || !(found.status === 'queued' || found.status === 'running')) return false;
     const target = this.targets[found.resource];
     const { chunkRows } = IMPORT_LIMITS;
-    const seq = Math.floor(from / chunkRows);
-    const offset = from % chunkRows;
-    const count = Math.min(this.rowsPerStep, chunkRows - offset, found.total - from);
-    await this.ready();
+    if (handOff) await this.ready();
     return inTransaction(handle, async (trx) => {
-      const job = await importRepository.claim(trx, tenantId, importId, from, count);
+      const job = await importRepository.claim(trx, tenantId, importId, this.rowsPerStep, chunkRows);
       if (!job) return false;
+      const { from, count } = job;
       // Read once the import is held: an erasure (SPEC §17) rewrites chunks holding it too.
-      const stored = await importRepository.chunk(trx, importId, seq);
-      if (!stored) return false;
-      const chunk = { firstRow: stored.firstRow + offset, rows: stored.rows.slice(offset, offset + count) };
+      const chunk = await importRepository.rowsOf(trx, importId, Math.floor(from / chunkRows), from % chunkRows, count);
+      if (!chunk) return false;
       const actor: Actor = { tenantId, tokenId: job.tokenId as string, requestId: `import:${importId}` };
       const custom = await target.customFields.of(trx, tenantId);
       const inputs = target.rows.inputs(job, custom, chunk.rows);
@@ -191,7 +205,7 @@ export class ImportJobs {
       const counts = { processed: outcomes.length, created, updated: outcomes.length - failed - created, failed };
       await importRepository.progress(trx, tenantId, importId, counts, last);
       if (last) await importRepository.dropChunks(trx, importId);
-      else await this.add(trx, { tenantId, importId, step: 'rows', from: from + count });
+      else if (handOff) await this.add(trx, { tenantId, importId, step: 'rows' });
       return !last;
     });
   }

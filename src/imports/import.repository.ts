@@ -113,22 +113,44 @@ export const importRepository = {
     return rows[0];
   },
 
-  async chunk(handle: Db, importId: string, seq: number): Promise<{ firstRow: number; rows: StoredRow[] } | undefined> {
+  /** The stored rows `offset` to `offset + count - 1` of chunk `seq`, and the number of the first. */
+  async rowsOf(
+    handle: Db,
+    importId: string,
+    seq: number,
+    offset: number,
+    count: number,
+  ): Promise<{ firstRow: number; rows: StoredRow[] } | undefined> {
+    const slice = `$[${offset} to ${offset + count - 1}]`;
     const { rows } = await sql<{ firstRow: number; rows: StoredRow[] }>`
-      select first_row, rows from import_chunks where import_id = ${importId} and seq = ${seq}`.execute(handle);
+      select first_row + ${offset}::int as first_row, jsonb_path_query_array(rows, ${slice}::jsonpath) as rows
+      from import_chunks where import_id = ${importId} and seq = ${seq}`.execute(handle);
     return rows[0];
   },
 
   /**
-   * Takes the `count` rows from `from` for the transaction `trx`: the import's row stays locked
-   * until it ends, and the rows after them become the ones due. Undefined when they are not the
-   * ones due (done already: a job offered twice) or the import is over (cancelled).
+   * Takes the import's next rows for the transaction `trx` — at most `step`, within one stored
+   * chunk — and moves it on past them: the import's row stays locked until `trx` ends, so a second
+   * job of the same import waits, then finds them taken. Undefined when no rows are left or the
+   * import is over (cancelled); `from` is the first row taken (from 0), `count` how many.
    */
-  async claim(trx: Db, tenantId: string, id: string, from: number, count: number): Promise<ImportRow | undefined> {
-    const { rows } = await sql<ImportRow>`
-      update imports set next_row = next_row + ${count}, status = 'running', started_at = coalesce(started_at, now())
-      where tenant_id = ${tenantId} and id = ${id} and next_row = ${from} and status in ('queued', 'running')
-      returning *`.execute(trx);
+  async claim(
+    trx: Db,
+    tenantId: string,
+    id: string,
+    step: number,
+    chunkRows: number,
+  ): Promise<(ImportRow & { from: number; count: number }) | undefined> {
+    const { rows } = await sql<ImportRow & { from: number; count: number }>`
+      with taken as (
+        select next_row as from_row, least(${step}::int, ${chunkRows}::int - next_row % ${chunkRows}::int, total - next_row) as count
+        from imports
+        where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running') and next_row < total
+        for update
+      )
+      update imports set next_row = next_row + taken.count, status = 'running', started_at = coalesce(started_at, now())
+      from taken where tenant_id = ${tenantId} and id = ${id}
+      returning imports.*, taken.from_row as "from", taken.count`.execute(trx);
     return rows[0];
   },
 

@@ -89,7 +89,7 @@ export class ImportService {
       await this.jobs.ready();
       const stored = await inTransaction(handle, async (trx) => {
         const received = await importRepository.received(trx, tenantId, id, total, seq);
-        if (seq > 0) await this.jobs.add(trx, { tenantId, importId: id, step: 'rows', from: 0 });
+        if (seq > 0) await this.jobs.add(trx, { tenantId, importId: id, step: 'rows' });
         return received;
       });
       this.jobs.wake();
