@@ -22,7 +22,7 @@ const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
  * Every background job of an instance, started when the app is ready and stopped when it closes
  * (before the database, which the app closes last): the events' retention (with the webhook
  * deliveries made from them), the removal of a deleted custom field's values, the moves of leads
- * out of removed pipeline stages, the matching keys of the records written before they existed, the
+ * out of removed pipeline stages, the exports (SPEC §23: resumed, and their files swept after 24 hours), the matching keys of the records written before they existed, the
  * purge of kept Idempotency-Key answers, and, on an instance that delivers (FUNIL_WEBHOOKS_DELIVER), the webhook
  * dispatcher and worker. A plugin of its own, so that its hooks close before the root's.
  */
@@ -38,6 +38,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     idempotency,
     pipelineMoves,
     matchKeyBackfill,
+    exportRuns,
   } = services;
   const metrics = new WebhookMetrics(app.metricsRegistry, db, webhookRepository);
   if (config.webhooks.deliver) {
@@ -74,6 +75,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     matchKeyBackfill
       .resumeAll()
       .catch((error: unknown) => app.log.error({ err: error }, 'matching keys: backfill failed to start'));
+    exportRuns.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'exports: resume failed'));
     purge = setInterval(() => {
       idempotency.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     }, IDEMPOTENCY_PURGE_MS);
@@ -86,6 +88,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
       fieldValueRemoval.stop(),
       pipelineMoves.stop(),
       matchKeyBackfill.stop(),
+      exportRuns.stop(),
       attemptQueue.stop(),
     ]);
   });
