@@ -6,7 +6,7 @@ import { ApiError } from '../shared/errors.js';
 import { exportRepository } from './export.repository.js';
 import type { ExportResources } from './export-resources.js';
 import { ExportBusy, SnapshotMoved, snapshotFor } from './export-snapshot.js';
-import { writeFile } from './export-writer.js';
+import { EXPORT_PAGE_ROWS, writeFile } from './export-writer.js';
 
 /** How long a run that failed (the database away, say) waits before it starts over. */
 const RETRY_MS = 10_000;
@@ -36,6 +36,8 @@ export class ExportRuns {
     private readonly resources: ExportResources,
     private readonly catalog: CustomFieldCatalog,
     private readonly log: FastifyBaseLogger,
+    /** Rows per page and chunk (tests make them small, to stop a run between two pages). */
+    private readonly pageRows = EXPORT_PAGE_ROWS,
   ) {
     this.#runs = new BackgroundRuns(log, 'export', RETRY_MS);
     this.#slots = database.backend === 'postgres' ? 2 : 1;
@@ -102,7 +104,7 @@ export class ExportRuns {
             return;
           }
           const spec = this.resources[request.resource];
-          const file = await writeFile(request, spec, this.catalog, session, stopping);
+          const file = await writeFile(request, spec, this.catalog, session, stopping, this.pageRows);
           if (file) await exportRepository.finish(session.writer, tenantId, id, file);
         });
         return;

@@ -132,18 +132,17 @@ export const exportRepository = {
     id: string,
     chunk: { seq: number; data: Buffer; processed: number },
   ): Promise<boolean> {
-    await handle
-      .insertInto('exportChunks')
-      .values({ tenantId, exportId: id, seq: chunk.seq, data: chunk.data })
-      .execute();
-    const running = await handle
-      .updateTable('exports')
-      .set({ processed: chunk.processed })
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .returning('id')
-      .executeTakeFirst();
+    // One statement: the chunk is stored only while the export runs, in one commit with its progress.
+    const { rows } = await sql<{ seq: number }>`
+      with progress as (
+        update exports set processed = ${chunk.processed}
+        where tenant_id = ${tenantId} and id = ${id} and status = 'running'
+        returning tenant_id, id
+      )
+      insert into export_chunks (tenant_id, export_id, seq, data)
+      select tenant_id, id, ${chunk.seq}, ${chunk.data} from progress
+      returning seq`.execute(handle);
+    const running = rows[0];
     if (!running) await this.dropChunks(handle, tenantId, id);
     return running !== undefined;
   },

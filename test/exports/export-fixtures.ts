@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
+import { exportRepository } from '../../src/exports/export.repository.js';
+import { newId } from '../../src/shared/ids.js';
 import { API, type TestContext, type TestTenant } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -63,4 +65,21 @@ export async function fileOf(ctx: TestContext, token: string, id: string, gzip =
   const text =
     response.headers['content-encoding'] === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
   return { status: response.statusCode, headers: response.headers, text, raw };
+}
+
+/** An export written straight to the table, queued, for a test to run its own way: `[sort, fields…]`. */
+export function queuedExport(
+  ctx: TestContext,
+  tenant: TestTenant,
+  format: 'csv' | 'ndjson',
+  [sort, ...fields]: string[],
+) {
+  return exportRepository.create(ctx.db, tenant.id, {
+    id: newId(),
+    resource: 'lead',
+    format,
+    query: { sort },
+    fields,
+    tokenId: tenant.tokenId,
+  });
 }

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
 import { sql } from 'kysely';
+import pino from 'pino';
+import { exportRepository } from '../../src/exports/export.repository.js';
+import { ExportRuns } from '../../src/exports/export-runs.js';
 import { assertError, assertForbidden, assertInvalidField } from '../helpers/assert-error.js';
 import { define, fieldBody } from '../helpers/custom-fields.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { csvObjects, exported, fileOf, parseCsv } from './export-fixtures.js';
+import { csvObjects, exported, fileOf, parseCsv, queuedExport } from './export-fixtures.js';
 
 describeEachBackend('exports (SPEC §23)', (ctx) => {
   let tenant: TestTenant;
@@ -247,5 +250,31 @@ describeEachBackend('exports (SPEC §23)', (ctx) => {
     assert.equal(done.total, 30);
     const rows = csvObjects((await fileOf(ctx, tenant.token, id, true)).text);
     assert.equal(rows.length, 30);
+  });
+
+  it('an export stopped between two pages (a shutdown) is left running, and the next start finishes it', async () => {
+    const created = await queuedExport(ctx, tenant, 'ndjson', ['score', '_id', 'score']);
+    const { exportResources, catalog } = ctx.services();
+    const silent = pino({ level: 'silent' });
+    const first = new ExportRuns(ctx.database, exportResources, catalog, silent, 1);
+    const running = first.start(tenant.id, created.id);
+    // Polled back to back, not every 100 ms: the run takes 30 short pages.
+    while (((await exportRepository.find(ctx.db, tenant.id, created.id))?.processed ?? 0) === 0);
+    await first.stop();
+    await running;
+    const left = await exportRepository.find(ctx.db, tenant.id, created.id);
+    assert.equal(left?.status, 'running');
+    assert.ok((left?.processed ?? 0) < 30, 'stopped before its last page');
+    const next = new ExportRuns(ctx.database, exportResources, catalog, silent, 7);
+    await next.resumeAll();
+    await waitFor(
+      async () => (await exportRepository.find(ctx.db, tenant.id, created.id))?.status === 'succeeded' || undefined,
+    );
+    await next.stop();
+    const lines = (await fileOf(ctx, tenant.token, created.id, true)).text.trimEnd().split('\n');
+    assert.deepEqual(
+      lines.map((line) => JSON.parse(line).score),
+      Array.from({ length: 30 }, (_, i) => i),
+    );
   });
 });
