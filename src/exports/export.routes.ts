@@ -72,6 +72,12 @@ export const exportRoutes: FastifyPluginAsync<ExportRoutesOptions> = async (app,
         },
       },
       config: { scope: EITHER_READ },
+      // The resource's scope before the body's validation (SPEC §2: a 403 comes before a 400).
+      preValidation: async (request) => {
+        const { resource } = (request.body ?? {}) as { resource?: unknown };
+        const spec = Object.values(resources).find((candidate) => candidate.resource === resource);
+        if (spec) mayRead(principalOf(request).scopes, spec.readScope);
+      },
     },
     async (request, reply) => {
       const body = request.body as CreateExport;

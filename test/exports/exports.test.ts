@@ -152,6 +152,9 @@ describeEachBackend('exports (SPEC §23)', (ctx) => {
       const { token } = await ctx.token(tenant.id, [...scopes]);
       const as = { ...tenant, token };
       assertForbidden(await ctx.api(as, 'POST', '/exports', { body: { resource: 'lead', format: 'csv' } }));
+      const invalid = { resource: 'lead', format: 'xlsx', fields: ['nope'] };
+      // A 403 before a 400 (SPEC §2's order).
+      assertForbidden(await ctx.api(as, 'POST', '/exports', { body: invalid }));
       assertForbidden(await ctx.api(as, 'GET', `/exports/${id}`));
       assertForbidden(await ctx.api(as, 'GET', `/exports/${id}/file`));
     }
