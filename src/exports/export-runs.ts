@@ -53,12 +53,23 @@ export class ExportRuns {
       .finally(() => this.#active.delete(key));
   }
 
-  /** Starts over every export a stopped instance left unfinished, and the periodic sweep. */
+  /**
+   * Starts over every export a stopped instance left unfinished, and the periodic sweep, which
+   * also looks for them again: an instance that crashed leaves its exports to the others. Taking
+   * one that another instance runs is harmless: on PostgreSQL its snapshot's lock says so
+   * (ExportBusy), and a finished one is no longer claimed.
+   */
   async resumeAll(): Promise<void> {
     this.#sweep ??= setInterval(() => {
-      this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'export sweep failed'));
+      this.sweep()
+        .then(() => this.#resumeUnfinished())
+        .catch((error: unknown) => this.log.warn({ err: error }, 'export sweep failed'));
     }, SWEEP_MS).unref();
     await this.sweep();
+    await this.#resumeUnfinished();
+  }
+
+  async #resumeUnfinished(): Promise<void> {
     for (const { tenantId, id } of await exportRepository.unfinished(this.database.db)) {
       if (this.#runs.stopping) return;
       void this.start(tenantId, id);
