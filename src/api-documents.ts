@@ -33,6 +33,11 @@ export const EXTERNAL_DOCUMENT = {
     { name: 'events', description: 'The change feed: every change of a lead or customer, in commit order.' },
     { name: 'webhooks', description: 'Subscriptions that receive events by HTTP POST, signed, with retries.' },
     { name: 'personal data', description: "A person's access and erasure requests (LGPD, GDPR), by e-mail." },
+    {
+      name: 'exports',
+      description:
+        'Leads or customers to a CSV or NDJSON file, made in the background from one snapshot; kept 24 hours.',
+    },
     { name: 'token', description: 'What the calling token is: its tenant, its scopes, its expiry.' },
   ],
 } as const;

@@ -15,6 +15,7 @@ import type { Database } from './db/database.js';
 import { duplicateRoutes } from './duplicates/duplicate.routes.js';
 import { eventRoutes } from './events/event.routes.js';
 import { EVENT_FILTER_SCHEMAS } from './events/event-filter.schemas.js';
+import { exportRoutes } from './exports/export.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
@@ -206,6 +207,12 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
       await external.register(personalDataRoutes, {
         personalData: services.personalData,
         schemas: { Lead: services.leadSchemas.Lead, Customer, EventList: services.eventSchemas.EventList },
+      });
+      await external.register(exportRoutes, {
+        db: services.db,
+        resources: services.exportResources,
+        requests: services.exportRequests,
+        runs: services.exportRuns,
       });
       await external.register(tokenRoutes);
       await external.register(mcpRoutes, { services, cursors, origins: config.corsOrigins });

@@ -9,6 +9,9 @@ import type { Database, Db } from './db/database.js';
 import { eventSchemas } from './events/event.schemas.js';
 import { EventService } from './events/event.service.js';
 import { EventFilters } from './events/event-filters.js';
+import { ExportRequests } from './exports/export-request.js';
+import { exportResources } from './exports/export-resource-specs.js';
+import { ExportRuns } from './exports/export-runs.js';
 import { CustomFieldRepository } from './fields/custom-field.repository.js';
 import { CustomFieldService } from './fields/custom-field.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
@@ -97,6 +100,7 @@ export function buildServices({ database, config, logger, tenantTurn }: ServiceD
   };
   const importJobs = new ImportJobs(database, jobQueue, importTargets, logger, tenantTurn, rowsPerImportStep(database));
   const imports = new ImportService(importTargets, importJobs);
+  const exports = exportResources(leads, customers, schemas.Lead, Customer);
   return {
     /** Who a bearer token is, cached per instance (auth/token-authenticator.ts). */
     authenticator: new TokenAuthenticator(new TokenRepository(db)),
@@ -152,6 +156,10 @@ export function buildServices({ database, config, logger, tenantTurn }: ServiceD
     jobQueue,
     attemptQueue,
     webhooks: new WebhookService(webhookRepository, attemptQueue, secrets, config.webhooks, eventFilters),
+    /** SPEC §23: what an export reads of each resource, its request's checks, and its background runs. */
+    exportResources: exports,
+    exportRequests: new ExportRequests(exports, catalog),
+    exportRuns: new ExportRuns(database, exports, catalog, logger),
   };
 }
 

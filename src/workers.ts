@@ -23,7 +23,7 @@ const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
  * Every background job of an instance, started when the app is ready and stopped when it closes
  * (before the database, which the app closes last): the events' retention (with the webhook
  * deliveries made from them), the removal of a deleted custom field's values, the moves of leads
- * out of removed pipeline stages, the matching keys of the records written before they existed, the
+ * out of removed pipeline stages, the exports (SPEC §23: resumed, and their files swept after 24 hours), the matching keys of the records written before they existed, the
  * purge of kept Idempotency-Key answers, and, on an instance that delivers (FUNIL_WEBHOOKS_DELIVER), the webhook
  * dispatcher and worker. A plugin of its own, so that its hooks close before the root's.
  */
@@ -41,6 +41,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
     pipelineMoves,
     matchKeyBackfill,
     importJobs,
+    exportRuns,
   } = services;
   const metrics = new WebhookMetrics(app.metricsRegistry, db, webhookRepository);
   if (config.webhooks.deliver) {
@@ -80,6 +81,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
       .resumeAll()
       .catch((error: unknown) => app.log.error({ err: error }, 'matching keys: backfill failed to start'));
     importJobs.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'imports: resume failed'));
+    exportRuns.resumeAll().catch((error: unknown) => app.log.error({ err: error }, 'exports: resume failed'));
     purge = setInterval(() => {
       idempotency.purgeExpired().catch((error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     }, IDEMPOTENCY_PURGE_MS);
@@ -92,6 +94,7 @@ export const workers: FastifyPluginAsync<WorkersOptions> = async (app, { service
       fieldValueRemoval.stop(),
       pipelineMoves.stop(),
       matchKeyBackfill.stop(),
+      exportRuns.stop(),
       jobQueue.stop(),
     ]);
   });

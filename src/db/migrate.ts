@@ -21,6 +21,7 @@ import * as matchKeys from './migrations/2026-11-28T1100-match-keys.js';
 import * as merges from './migrations/2026-11-28T1200-merges.js';
 import * as webhookFilters from './migrations/2026-11-28T1300-webhook-filters.js';
 import * as imports from './migrations/2026-11-29T1000-imports.js';
+import * as exportFiles from './migrations/2026-11-29T1100-exports.js';
 
 /** Every migration, by name; names sort in the order they run. */
 const migrations: Record<string, Migration> = {
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-28T1200-merges': merges,
   '2026-11-28T1300-webhook-filters': webhookFilters,
   '2026-11-29T1000-imports': imports,
+  '2026-11-29T1100-exports': exportFiles,
 };
 
 /** An arbitrary constant shared by every Funil instance: the key of the start-up advisory lock. */

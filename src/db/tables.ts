@@ -155,6 +155,36 @@ export interface AppSecretTable {
   value: string;
 }
 
+/** SPEC §23: an export, its request and its progress. */
+export interface ExportTable {
+  tenantId: string;
+  id: string;
+  resource: 'lead' | 'customer';
+  format: 'csv' | 'ndjson';
+  query: ColumnType<Record<string, unknown>, string, string>;
+  /** The API fields asked for; null: every field. */
+  fields: ColumnType<string[] | null, string | null, string | null>;
+  status: Generated<'queued' | 'running' | 'succeeded' | 'failed' | 'expired'>;
+  total: number | null;
+  processed: Generated<number>;
+  /** numeric's text from bigint: converted in the mapper. */
+  fileBytes: ColumnType<string | null, number | null, number | null>;
+  runs: Generated<number>;
+  tokenId: string | null;
+  createdAt: CreatedAt;
+  startedAt: NullableTimestamp;
+  finishedAt: NullableTimestamp;
+  expiresAt: NullableTimestamp;
+}
+
+/** A piece of an export's file: one gzip member. */
+export interface ExportChunkTable {
+  tenantId: string;
+  exportId: string;
+  seq: number;
+  data: Buffer;
+}
+
 export interface Tables {
   appSecrets: AppSecretTable;
   tenants: TenantTable;
@@ -167,4 +197,6 @@ export interface Tables {
   pipelines: PipelineTable;
   pipelineMoves: PipelineMoveTable;
   matchKeyBackfills: { tableName: 'leads' | 'customers'; afterId: string | null };
+  exports: ExportTable;
+  exportChunks: ExportChunkTable;
 }

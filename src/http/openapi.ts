@@ -221,7 +221,11 @@ function documentRoute(options: DocumentOptions, schema: FastifySchema | undefin
       {
         ...response,
         'x-response-description': response.description ?? SUCCESS_TEXT[Number(status)],
-        headers: responseHeaders(options, method, Number(status), response, upserts(base)),
+        headers: {
+          ...responseHeaders(options, method, Number(status), response, upserts(base)),
+          // A route's own (an export's Location, its file's Content-Disposition).
+          ...(response.headers as Record<string, object> | undefined),
+        },
       },
     ]),
   );

@@ -5,6 +5,7 @@ import { inTransaction } from '../db/transaction.js';
 import type { EventRow } from '../events/event.repository.js';
 import type { ApiEvent, EventService } from '../events/event.service.js';
 import { eventErasure, type Histories } from '../events/event-erasure.js';
+import { exportRepository } from '../exports/export.repository.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { LeadObject, LeadService } from '../leads/lead.service.js';
 import { mergeRepository } from '../records/record-merge.js';
@@ -46,7 +47,7 @@ export interface Erasure {
  * every record that held the e-mail redacted (events, the payloads of their webhook deliveries,
  * answers kept for Idempotency-Key replays), then the record deleted with an erasure event —
  * and then redacts what is left elsewhere (events of records deleted before, or whose e-mail
- * changed since). Repeating it finds nothing more to do.
+ * changed since) and deletes the tenant's export files. Repeating it finds nothing more to do.
  */
 export class PersonalDataService {
   constructor(
@@ -117,6 +118,9 @@ export class PersonalDataService {
     }
     const former = await eventErasure.formerHolders(handle, tenantId, email);
     erasure.events += await inTransaction(handle, (trx) => this.#redact(trx, tenantId, former, email));
+    // SPEC §17 and §23: any export file of the tenant may hold the person (made before a record
+    // was deleted or changed its e-mail, too): every one is deleted, its export shown expired.
+    await inTransaction(handle, (trx) => exportRepository.expireAll(trx, tenantId));
     return erasure;
   }
 

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'precondition_failed'
   | 'cursor_expired'
   | 'merge_expired'
+  | 'export_expired'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'idempotency_key_reused'

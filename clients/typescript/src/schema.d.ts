@@ -864,6 +864,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export leads or customers to a file, in the background
+         * @description Checks the request at once (the list's filters and sort, the fields), then makes the file in the background from one consistent snapshot: every row as it was at one moment. Answers 202 with the export's id and `Location: /exports/{id}`; follow `GET /exports/{id}`, then fetch `GET /exports/{id}/file`. Needs the resource's read scope (`leads:read` or `customers:read`).
+         *
+         *     Needs the scope `leads:read` or `customers:read`.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An export and its progress
+         * @description Needs the export's resource's read scope.
+         *
+         *     Needs the scope `leads:read` or `customers:read`.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An export's file
+         * @description The file, streamed: CSV (`text/csv; charset=utf-8`) or NDJSON (`application/x-ndjson`), as an attachment. With `Accept-Encoding: gzip` it comes gzipped (`Content-Encoding: gzip`). A 409 until the export has succeeded; a 410 once the file is deleted. Needs the export's resource's read scope.
+         *
+         *     Needs the scope `leads:read` or `customers:read`.
+         */
+        get: operations["getExportFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/token": {
         parameters: {
             query?: never;
@@ -21620,6 +21686,1071 @@ export interface operations {
             };
             /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
             422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours: the same key and body replay the first answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resource": "lead",
+                 *       "format": "csv",
+                 *       "query": {
+                 *         "status": "new,qualified",
+                 *         "sort": "createdAt"
+                 *       },
+                 *       "fields": [
+                 *         "_id",
+                 *         "name",
+                 *         "email"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description What to export.
+                     * @enum {string}
+                     */
+                    resource: "lead" | "customer";
+                    /**
+                     * @description `csv`: RFC 4180, UTF-8 without BOM, CRLF line ends, a header row of API field names; `ndjson`: one JSON object per line.
+                     * @enum {string}
+                     */
+                    format: "csv" | "ndjson";
+                    /**
+                     * @description The list's filters and sort, exactly as `GET /leads` or `GET /customers` takes them in its query string (`status`, `pipeline`, `source`, `q`, `email`, `createdSince`, `scoreMin`, `custom.<key>`, `sort`, …), without `limit` and `cursor`: the export holds every matching row.
+                     * @example {
+                     *       "status": "new,qualified",
+                     *       "sort": "createdAt"
+                     *     }
+                     */
+                    query?: {
+                        [key: string]: string | number | boolean;
+                    };
+                    /**
+                     * @description The API fields to export, in this order (`custom.<key>` for one of your own fields, `custom` for all of them); default: every field of the full object.
+                     * @example [
+                     *       "_id",
+                     *       "name",
+                     *       "email",
+                     *       "status",
+                     *       "custom.plan"
+                     *     ]
+                     */
+                    fields?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the export runs in the background. */
+            202: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Present when this answer replays the first one for the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The export's address: `/exports/{id}`. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed" | "expired";
+                    };
+                };
+            };
+            /** @description `validation_failed`: a field, parameter or body is invalid; `details` names the fields. */
+            400: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: a request with the same Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            422: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        resource: "lead" | "customer";
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /**
+                         * @description `queued`, `running`, then `succeeded` (the file can be fetched) or `failed`; `expired` once the file is deleted (24 hours after it was made, or when a person whose data it may hold was erased).
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed" | "expired";
+                        /** @description Rows in the file; known once it succeeded. */
+                        total: number | null;
+                        /** @description Rows written so far. */
+                        processed: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        finishedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the file is deleted.
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        expiresAt: string | null;
+                        /** @description Size of the file, uncompressed. */
+                        fileBytes: number | null;
+                    };
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `internal_error`: unexpected; quote `requestId`. */
+            500: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is away or the server is shutting down; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+        };
+    };
+    getExportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    /** @description `attachment; filename=…`. */
+                    "Content-Disposition"?: string;
+                    /** @description With `Accept-Encoding: gzip`. */
+                    "Content-Encoding"?: "gzip";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description `forbidden`: token missing, malformed, unknown, expired or revoked; scope lacking; tenant inactive. */
+            403: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such record in your tenant. */
+            404: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the export has not succeeded (yet, or at all). */
+            409: {
+                headers: {
+                    /** @description The id of this request in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per minute for this token. */
+                    "RateLimit-Limit": number;
+                    /** @description Requests left in the current minute. */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until the budget refills. */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        /** @description Human-readable message, pt-BR by default; English with Accept-Language: en. */
+                        error: string;
+                        /** @description Stable machine code, independent of language. */
+                        code: string;
+                        details?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** Format: uuid */
+                        existingId?: string;
+                        /** @description On an undo of a merge refused: what would lose a later change. */
+                        blockers?: {
+                            /** Format: uuid */
+                            recordId: string;
+                            field: string;
+                            /** @enum {string} */
+                            reason: "changed_since" | "taken" | "target_deleted";
+                        }[];
+                        /** @description On a pipeline change refused: how many leads it would leave stageless. */
+                        leadCount?: number;
+                        requestId?: string;
+                    };
+                };
+            };
+            /** @description `export_expired`: the file was deleted (24 hours after it was made, or by an erasure). */
+            410: {
                 headers: {
                     /** @description The id of this request in the logs. */
                     "X-Request-Id": string;
