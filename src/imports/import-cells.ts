@@ -54,7 +54,8 @@ export function headerFault(
  * One CSV row as the body of a create (or upsert): an empty cell is no value; numbers, yes/no and
  * lists read from text. In a file separated by `;` (a Brazilian spreadsheet's), numbers are
  * written `1.234,56`; in one separated by `,`, `1234.56`. Text that is no number where one is
- * wanted is kept as text, for the create's own check to refuse with its usual message.
+ * wanted is kept as text, for the create's own check to refuse with its usual message. What an
+ * export wrote reads back as it was: a formula guard `'` dropped, a list as its JSON array.
  */
 export class CsvRowReader {
   readonly #columns: readonly Column[];
@@ -102,14 +103,38 @@ export class CsvRowReader {
         return TRUE.has(word) ? true : FALSE.has(word) ? false : cell;
       }
       case 'list':
-        return cell
-          .split('|')
-          .map((item) => item.trim())
-          .filter((item) => item !== '');
+        return listOf(cell);
       default:
-        return cell;
+        return unescaped(cell);
     }
   }
+}
+
+/**
+ * A text cell as exported (SPEC §23): a leading `'` that guards a formula character against
+ * spreadsheets (`'=1+1`, `'+55 11…`) is not part of the value.
+ */
+function unescaped(cell: string): string {
+  return cell.length > 1 && cell[0] === "'" && FORMULA_START.has(cell[1] as string) ? cell.slice(1) : cell;
+}
+
+const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
+
+/** A list cell: `a|b`, or a JSON array of texts as an export writes it (`["a","b"]`). */
+function listOf(cell: string): unknown {
+  const text = cell.trim();
+  if (text.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (Array.isArray(parsed)) return parsed;
+    } catch {
+      // Not JSON: read as `a|b`.
+    }
+  }
+  return text
+    .split('|')
+    .map((item) => unescaped(item.trim()))
+    .filter((item) => item !== '');
 }
 
 const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
