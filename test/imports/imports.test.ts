@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
+import { importRepository } from '../../src/imports/import.repository.js';
+import { newId } from '../../src/shared/ids.js';
 import { assertError } from '../helpers/assert-error.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
@@ -228,6 +230,38 @@ describeEachBackend('imports (SPEC §23)', (ctx) => {
     assertError(await ctx.api(tenant, 'POST', `/imports/${done.id}/cancel`), 409, 'conflict');
   });
 
+  it('takes several clients importing at once, each import whole', async () => {
+    const files = Array.from({ length: 4 }, (_, client) => {
+      const lines = ['name,email,source'];
+      for (let i = 0; i < 300; i++) lines.push(`C${client} ${i},c${client}.${i}@many.example,many`);
+      return `${lines.join('\n')}\n`;
+    });
+    const done = await Promise.all(files.map((file) => imported(ctx, tenant, file, 'resource=lead')));
+    for (const each of done)
+      assert.deepEqual({ created: each.created, failed: each.failed }, { created: 300, failed: 0 });
+    let count = 0;
+    let cursor = '';
+    do {
+      const page = await ctx.api(tenant, 'GET', `/leads?source=many&limit=1000${cursor ? `&cursor=${cursor}` : ''}`);
+      count += page.body.length;
+      cursor = (page.headers['x-next-cursor'] as string | undefined) ?? '';
+    } while (cursor);
+    assert.equal(count, 1200);
+  });
+
+  it('a retried upload with its Idempotency-Key answers the first import again', async () => {
+    const file = 'name,phone,source\nOnce,11 3333-0100,idem\n';
+    const headers = { 'idempotency-key': `import-${newId()}` };
+    const first = await upload(ctx, tenant.token, file, 'resource=lead', CSV, headers);
+    const again = await upload(ctx, tenant.token, file, 'resource=lead', CSV, headers);
+    assert.equal(first.status, 202, first.text);
+    assert.equal(again.status, 202, again.text);
+    assert.equal(again.body.id, first.body.id);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    await importOver(ctx, tenant, first.body.id);
+    assert.equal((await get('/leads?source=idem')).length, 1);
+  });
+
   it('shows an import only to its tenant, and to tokens of its resource', async () => {
     const done = await imported(ctx, tenant, 'name,phone,source\nScoped,11 3333-0006,sc\n', 'resource=lead');
     const other = await ctx.tenant('Other');
@@ -243,5 +277,45 @@ describeEachBackend('imports (SPEC §23)', (ctx) => {
     assert.equal((await get(`/imports/${done.id}`, reader.token)).id, done.id);
     const revert = await ctx.request('POST', `/api/external/v1/imports/${done.id}/revert`, { token: reader.token });
     assertError(revert, 403, 'forbidden');
+  });
+});
+
+describeEachBackend('imports and personal data (SPEC §17, §23)', (ctx) => {
+  it("an erasure drops the person's rows from an import not applied yet: they are never written", async () => {
+    const tenant = await ctx.tenant();
+    const id = newId();
+    // Stored and queued, as an upload leaves it before a job has taken it.
+    await importRepository.create(ctx.db, {
+      tenantId: tenant.id,
+      id,
+      resource: 'lead',
+      format: 'csv',
+      upsert: null,
+      dryRun: false,
+      tokenId: tenant.tokenId,
+      columns: ['name', 'email'],
+      delimiter: ',',
+    });
+    await importRepository.addChunk(ctx.db, id, 0, 1, [
+      ['Erased Person', 'Gone@Erase.example'],
+      ['Kept Person', 'kept@erase.example'],
+    ]);
+    await importRepository.received(ctx.db, tenant.id, id, 2, 1);
+    const erased = await ctx.api(tenant, 'POST', '/personal-data/erase', { body: { email: 'gone@erase.example' } });
+    assert.equal(erased.status, 200, erased.text);
+    const [chunk] = await importRepository.chunksOf(ctx.db, id);
+    assert.deepEqual(chunk?.rows, ['erased', ['Kept Person', 'kept@erase.example']]);
+    const instance = ctx.services();
+    try {
+      await instance.importJobs.resumeAll();
+      const done = await importOver(ctx, tenant, id);
+      assert.deepEqual({ created: done.created, failed: done.failed }, { created: 1, failed: 1 });
+    } finally {
+      await instance.jobQueue.stop();
+    }
+    const [fault] = await faultsOf(ctx, tenant, id);
+    assert.equal(fault.row, 1);
+    const found = await ctx.api(tenant, 'GET', '/leads?email=gone@erase.example');
+    assert.deepEqual(found.body, []);
   });
 });
