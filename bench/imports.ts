@@ -9,6 +9,7 @@
  *   Without a PostgreSQL URL it runs on PGlite (a scratch data directory) with 100,000 rows.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,12 @@ const rows = Number(options.rows ?? (postgresUrl ? 1_000_000 : 100_000));
 const backend = postgresUrl ? 'postgres' : 'pglite';
 const SINGLES_SECONDS = 15;
 const PROBE_EVERY_MS = 100;
+
+/** The process's resident set size now, in MB. */
+function statusMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -193,6 +200,7 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     const idle = await idleProbe.stop();
 
+    const rssBefore = statusMb(server.pid);
     const rss = new PeakRss(server.pid);
     const busyProbe = quietTenant(server, quiet.token);
     const started = performance.now();
@@ -216,7 +224,7 @@ async function main(): Promise<void> {
       `| rows per second | ${Math.round(rowsPerSecond).toLocaleString('en')} |`,
       `| single POST /leads per second (wrk -t2 -c16, ${SINGLES_SECONDS} s) | ${Math.round(singles).toLocaleString('en')} |`,
       `| import ÷ singles | ${(rowsPerSecond / singles).toFixed(1)}× |`,
-      `| server peak RSS during the import | ${peakMb.toFixed(0)} MB |`,
+      `| server RSS before the import → its peak during it | ${rssBefore.toFixed(0)} → ${peakMb.toFixed(0)} MB |`,
       `| quiet tenant, idle server: p50 / p95 (${idle.count} requests) | ${idle.p50.toFixed(1)} / ${idle.p95.toFixed(1)} ms |`,
       `| quiet tenant, during the import: p50 / p95 (${busy.count} requests) | ${busy.p50.toFixed(1)} / ${busy.p95.toFixed(1)} ms |`,
       `| p95 during ÷ idle | ${(busy.p95 / idle.p95).toFixed(2)}× |`,
