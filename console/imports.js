@@ -37,8 +37,15 @@ export function ImportsPage({ who }) {
     if (!running) return undefined;
     const timer = setTimeout(() => {
       api(`/imports/${job.id}`)
-        .then(({ body }) => setJob((known) => (known?.id === body.id ? { ...known, ...body } : known)))
-        .catch((failure) => setError(failure.message));
+        .then(({ body }) => {
+          setError('');
+          setJob((known) => (known?.id === body.id ? { ...known, ...body } : known));
+        })
+        .catch((failure) => {
+          // Shown, and read again a second later: a passing failure does not stop the progress.
+          setError(failure.message);
+          setJob((known) => known && { ...known });
+        });
     }, POLL_MS);
     return () => clearTimeout(timer);
   }, [job]);
@@ -125,6 +132,7 @@ function ImportRun({ job, heading, onAct, onRunForReal, busy }) {
   const over = isOver(job);
   const percent = job.total === 0 ? 100 : Math.floor((100 * job.processed) / job.total);
   const canRevert = over && !job.dryRun && !job.revert && job.created + job.updated > 0;
+  // The live region tells screen readers the progress at each tenth, not at every read of it.
   return html`
     <section class="import-run details" aria-labelledby="import-run-title" data-status=${job.status}>
       <h2 id="import-run-title" tabindex="-1" ref=${heading}>
@@ -133,7 +141,9 @@ function ImportRun({ job, heading, onAct, onRunForReal, busy }) {
       <label for="import-progress">${t('importProgress')}</label>
       <progress id="import-progress" max=${Math.max(job.total, 1)} value=${over ? Math.max(job.total, 1) : job.processed}>
         ${percent}%</progress>
-      <p class="notice" role="status" aria-live="polite">${statusText(job, percent)}</p>
+      <p class="notice import-status">${statusText(job, percent)}</p>
+      <p class="visually-hidden" role="status" aria-live="polite">
+        ${statusText(job, over ? percent : Math.floor(percent / 10) * 10)}</p>
       <dl class="import-counts">
         <dt>${t(job.dryRun ? 'importWouldCreate' : 'importCreated')}</dt><dd data-count="created">${number(job.created)}</dd>
         <dt>${t(job.dryRun ? 'importWouldUpdate' : 'importUpdated')}</dt><dd data-count="updated">${number(job.updated)}</dd>

@@ -31,7 +31,7 @@ describe("the console's import page: dry run, progress, refused rows, cancel and
     await tabTo(page, target);
     await page.keyboard.press('Enter');
   };
-  const status = (page: Page) => page.locator('.import-run [role="status"]').first();
+  const status = (page: Page) => page.locator('.import-run .import-status');
   const count = (page: Page, which: string) => page.locator(`.import-run dd[data-count="${which}"]`).textContent();
 
   it('a dry run counts and lists the bad row, writing nothing; the import then runs to the end; revert takes it back and lists what it skipped', async () => {
@@ -53,6 +53,11 @@ describe("the console's import page: dry run, progress, refused rows, cancel and
 
     await press(page, page.getByRole('button', { name: 'Importar este arquivo' }));
     await status(page).getByText('Concluída: 3 de 3 linhas.').waitFor();
+    assert.equal(
+      await page.locator('.import-run [role="status"]').first().textContent(),
+      'Concluída: 3 de 3 linhas.',
+      'told to screen readers',
+    );
     const progress = page.getByRole('progressbar', { name: 'Progresso' });
     assert.equal(await progress.getAttribute('value'), await progress.getAttribute('max'), 'the bar at its end');
     assert.deepEqual(
