@@ -40,16 +40,21 @@ export async function api(path, options = {}) {
   }
 }
 
-async function call(path, { method = 'GET', body, headers = {}, token = session.token }) {
+/**
+ * `body` is sent as JSON; `file` (a File, with its `contentType`) as it is: the browser streams it
+ * from the disk, never reading it whole into the page.
+ */
+async function call(path, { method = 'GET', body, file, contentType, headers = {}, token = session.token }) {
+  const type = file ? contentType : body === undefined ? undefined : 'application/json';
   const answer = await fetch(`${BASE}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${token}`,
       'accept-language': language === 'en' ? 'en' : 'pt-BR',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(type ? { 'content-type': type } : {}),
       ...headers,
     },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
   const text = await answer.text();
   const parsed = text ? JSON.parse(text) : undefined;

@@ -3,6 +3,7 @@ import { Board } from './board.js';
 import { DuplicatesPage } from './duplicates.js';
 import { Funnel } from './funnel.js';
 import { language, t } from './i18n.js';
+import { ImportsPage } from './imports.js';
 import { PipelinesPage } from './pipelines-page.js';
 import { recentMerges } from './recent-merges.js';
 import { Records } from './records.js';
@@ -28,6 +29,7 @@ const PAGES = [
     scope: ['leads:read', 'customers:read'],
     view: (props) => html`<${DuplicatesPage} ...${props} />`,
   },
+  { id: 'imports', scope: ['leads:write', 'customers:write'], view: (props) => html`<${ImportsPage} ...${props} />` },
   { id: 'webhooks', scope: 'webhooks:read', view: (props) => html`<${Webhooks} ...${props} />` },
 ];
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-import { reportFailure } from './output.js';
+import { CliError, reportFailure } from './output.js';
 import { buildProgram } from './program.js';
 
-// Exit code 1 and one line on stderr for every failure; process.exitCode lets stdout drain first.
+// One line on stderr for every failure, exit code 1 unless the error says otherwise (130 after
+// Ctrl-C); process.exitCode lets stdout drain first.
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
     reportFailure(error);
-    process.exitCode = 1;
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
   });

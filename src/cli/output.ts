@@ -1,5 +1,12 @@
-/** An error the CLI reports as one line on stderr, with exit code 1. */
-export class CliError extends Error {}
+/** An error the CLI reports as one line on stderr, with exit code 1 (or the one given). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
 
 /** Collapses a message to one line, so every failure is exactly one line on stderr. */
 export function oneLine(text: string): string {

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { registerImportCommand } from './import-command.js';
+import { registerImportsCommands } from './imports.js';
 import { oneLine } from './output.js';
 import { registerTenantCommands } from './tenants.js';
 import { registerTokenCommands } from './tokens.js';
@@ -8,7 +10,10 @@ export const DEFAULT_URL = 'http://127.0.0.1:3000';
 
 export function buildProgram(): Command {
   const program = new Command('funil')
-    .description('Manage the tenants and tokens of a Funil server through its admin API.')
+    .description(
+      'Manage the tenants and tokens of a Funil server through its admin API (admin token), and import leads or ' +
+        "customers into a tenant through its API (the tenant's token).",
+    )
     .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print help')
     .addOption(new Option('--url <url>', 'address of the Funil server').env('FUNIL_URL').default(DEFAULT_URL))
@@ -16,6 +21,12 @@ export function buildProgram(): Command {
       new Option('--admin-token <token>', 'admin token (prefer the env variable: arguments are visible in ps)').env(
         'FUNIL_ADMIN_TOKEN',
       ),
+    )
+    .addOption(
+      new Option(
+        '--token <token>',
+        'tenant token, for import and imports (prefer the env variable: arguments are visible in ps)',
+      ).env('FUNIL_TOKEN'),
     )
     .option('--json', "print the API's JSON answer, for scripts")
     .configureOutput({
@@ -27,6 +38,18 @@ export function buildProgram(): Command {
 
   registerTenantCommands(program.command('tenants').description('create, list, rename, disable and enable tenants'));
   registerTokenCommands(program.command('tokens').description('create, list and revoke API tokens of a tenant'));
+  registerImportCommand(program);
+  registerImportsCommands(
+    program
+      .command('imports')
+      .description('follow, list the errors of, cancel or revert an import started by `funil import`')
+      .addHelpText('after', '\nExit codes: 0 on success; 1 on an error of the server or a wrong usage.'),
+  );
+  program.addHelpText(
+    'after',
+    '\nImports: `funil import FILE` uploads a file and follows it; `funil imports status|errors|cancel|revert ID` ' +
+      'acts on an import afterwards.',
+  );
   return program;
 }
 
