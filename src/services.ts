@@ -9,6 +9,8 @@ import type { Database, Db } from './db/database.js';
 import { eventSchemas } from './events/event.schemas.js';
 import { EventService } from './events/event.service.js';
 import { EventFilters } from './events/event-filters.js';
+import { exportEventFields, importEventFields } from './events/job-event-fields.js';
+import { ExportObject } from './exports/export.schemas.js';
 import { ExportRequests } from './exports/export-request.js';
 import { exportResources } from './exports/export-resource-specs.js';
 import { ExportRuns } from './exports/export-runs.js';
@@ -17,6 +19,7 @@ import { CustomFieldService } from './fields/custom-field.service.js';
 import { CustomFieldCatalog } from './fields/custom-field-catalog.js';
 import { CustomValueRemoval } from './fields/custom-value-removal.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
+import { ImportObject } from './imports/import.schemas.js';
 import { ImportService } from './imports/import.service.js';
 import { IMPORT_QUEUE, ImportJobs, type TenantTurn } from './imports/import-jobs.js';
 import { ImportRowReader } from './imports/import-rows.js';
@@ -68,12 +71,20 @@ export function buildServices({ database, config, logger, tenantTurn }: ServiceD
     scanRows,
   });
   const schemas = leadSchemas;
-  const events = new EventService({ lead: leadFields, customer: customerFields, pipeline: pipelineEventFields });
+  const events = new EventService({
+    lead: leadFields,
+    customer: customerFields,
+    pipeline: pipelineEventFields,
+    import: importEventFields,
+    export: exportEventFields,
+  });
   // The fields a filter may test are those of each kind of object the events carry (SPEC §22).
   const eventFilters = new EventFilters({
     lead: Object.keys(schemas.Lead.properties),
     customer: Object.keys(Customer.properties),
     pipeline: Object.keys(PipelineObject.properties),
+    import: Object.keys(ImportObject.properties),
+    export: Object.keys(ExportObject.properties),
   });
   const pipelineMoves = new PipelineMoves(db, logger);
   const matchKeyBackfill = new MatchKeyBackfill(db, logger, matchKeys);
@@ -110,8 +121,8 @@ export function buildServices({ database, config, logger, tenantTurn }: ServiceD
      */
     db,
     leadSchemas: schemas,
-    /** The change feed's event, with the lead and the customer. */
-    eventSchemas: eventSchemas(schemas.Lead, Customer, PipelineObject),
+    /** The change feed's event, with the lead, the customer, the pipeline, the import and the export. */
+    eventSchemas: eventSchemas(schemas.Lead, Customer, PipelineObject, ImportObject, ExportObject),
     leads,
     customers,
     events,

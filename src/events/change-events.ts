@@ -2,8 +2,21 @@ import { type RawBuilder, sql } from 'kysely';
 
 /** The first word of a record's event types, `lead.created`, `customer.deleted`; a family needs its resource's read scope. */
 export type EventFamily = 'lead' | 'customer';
-/** What an event's object is, the first word of its type: a record's family, or a pipeline (of the `lead` family, SPEC §20). */
-export type EventObjectKind = EventFamily | 'pipeline';
+export const EVENT_FAMILIES: readonly EventFamily[] = ['lead', 'customer'];
+/**
+ * What an event's object is, the first word of its type: a record's family, a pipeline (of the
+ * `lead` family, SPEC §20), or an import or export (SPEC §23: of the family of its `resource`).
+ */
+export type EventObjectKind = EventFamily | 'pipeline' | 'import' | 'export';
+
+/**
+ * SPEC §23's events of a job that ended: types of both families, each event of the family its
+ * object's `resource` names (`lead` or `customer`, the family's own name). Whoever reads events
+ * shows one only to a reader of that family (EventRepository.feed, WebhookRepository.behindIds).
+ */
+export const JOB_EVENT_TYPES = ['import.finished', 'export.finished'] as const;
+/** The statuses a job ends with: its `*.finished` event is written by the statement that sets one. */
+const ENDED = sql`('succeeded', 'failed', 'cancelled')`;
 
 /** The columns of `events` an event statement sets, in the order of the select lists below. */
 export const EVENT_COLUMNS = ['tenantId', 'type', 'objectId', 'tokenId', 'requestId', 'object', 'previous'] as const;
@@ -44,6 +57,27 @@ export const changeEvents = {
           and n.new_row ? o.key
           and o.value is distinct from n.new_row -> o.key
       ) d`;
+  },
+
+  /**
+   * The `<kind>.finished` event of each row of `written` (imports or exports, as a data-modifying
+   * CTE returned them) that is now over (SPEC §23), `when` it is to be written: the row as it ended
+   * (less its `omit` columns), by the token that made the job, its request id `<kind>:<id>` as the
+   * job's own writes have it.
+   */
+  ofFinished(
+    written: string,
+    kind: 'import' | 'export',
+    { when = sql`true`, omit = [] }: { when?: RawBuilder<unknown>; omit?: readonly string[] } = {},
+  ): RawBuilder<unknown> {
+    const rows = sql.table(written);
+    const object = omit.reduce<RawBuilder<unknown>>(
+      (json, column) => sql`${json} - ${column}::text`,
+      sql`to_jsonb(${rows})`,
+    );
+    return sql`
+      select tenant_id, ${`${kind}.finished`}::text, id, token_id, ${`${kind}:`}::text || id::text, ${object}, '{}'::jsonb
+      from ${rows} where status in ${ENDED} and ${when}`;
   },
 };
 

@@ -52,12 +52,17 @@ export function compileFilter(filter: EventFilter): CompiledFilter {
   };
 }
 
-/** An update passes when it changed a watched field; a creation or a deletion changes none, and passes. */
+/**
+ * An update passes when it changed a watched field; a creation or a deletion changes none, and
+ * passes, and so does a job's end (`import.finished`, `export.finished`: SPEC §23), which is no
+ * change of fields either.
+ */
 function changedTest(fields: readonly string[]): (event: FilteredEvent) => boolean {
   const watched = new Set(fields);
   return (event) =>
     event.type.endsWith('.created') ||
     event.type.endsWith('.deleted') ||
+    event.type.endsWith('.finished') ||
     event.data.changedFields.some((field) => watched.has(field));
 }
 

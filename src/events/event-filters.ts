@@ -3,9 +3,9 @@ import secureJson from 'secure-json-parse';
 import { type FieldIssue, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, type Text } from '../shared/messages.js';
 import { bodyValidator, toFieldIssues } from '../shared/validation.js';
-import type { EventFamily, EventObjectKind } from './change-events.js';
+import type { EventObjectKind } from './change-events.js';
 import { eventMessages } from './event.messages.js';
-import { EVENT_TYPES, familyOf, READ_SCOPE } from './event.service.js';
+import { familiesReadableWith, scopeLackingFor, typesOf } from './event.service.js';
 import { type CompiledFilter, FilterCache } from './event-filter.js';
 import { filterMessages } from './event-filter.messages.js';
 import {
@@ -139,17 +139,14 @@ export function checkFilterTypes(scopes: ReadonlySet<string>, types: unknown): v
   if (!Array.isArray(types)) return;
   for (const type of types) {
     if (typeof type !== 'string') continue;
-    const family = familyOf(type);
-    if (!Object.hasOwn(READ_SCOPE, family)) continue;
-    if (!scopes.has(READ_SCOPE[family])) throw forbidden(eventMessages.typeNotAllowed(type, READ_SCOPE[family]));
+    const lacking = scopeLackingFor(scopes, type);
+    if (lacking !== undefined) throw forbidden(eventMessages.typeNotAllowed(type, lacking));
   }
 }
 
 /** Every event type of the families a token with `scopes` may read. */
 export function typesReadableWith(scopes: ReadonlySet<string>): string[] {
-  return (Object.keys(EVENT_TYPES) as EventFamily[])
-    .filter((family) => scopes.has(READ_SCOPE[family]))
-    .flatMap((family) => EVENT_TYPES[family]);
+  return typesOf(familiesReadableWith(scopes));
 }
 
 function compileFilterSchema(): ValidateFunction {

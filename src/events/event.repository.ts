@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { EVENT_FAMILIES, type EventFamily, JOB_EVENT_TYPES } from './change-events.js';
 
 /** An event's place in the feed: its transaction's id (xid8, as decimal text), then its sequence number. */
 export interface Position {
@@ -32,6 +33,11 @@ export interface FeedQuery {
   readonly after?: Position | undefined;
   /** The event types to return (the caller's scopes and `types=` already applied); never empty. */
   readonly types: readonly string[];
+  /**
+   * The families the reader may read, when not all: a job's events (SPEC §23) are then read only
+   * for those resources (a reader of every family costs the statement nothing more).
+   */
+  readonly families?: readonly EventFamily[] | undefined;
   readonly objectId?: string | undefined;
   /** Events made by these tokens are left out (a filter's `excludeActors`, SPEC §22). */
   readonly excludeTokens?: readonly string[] | undefined;
@@ -59,6 +65,7 @@ export class EventRepository {
       where tenant_id = ${tenantId}
         and ${inFeedOrderAfter(query.after)}
         and type = any(${query.types})
+        ${jobsOf(query.families)}
         ${object}
         ${actors}
       -- The table's columns, not the text of them the select list names alike.
@@ -98,6 +105,12 @@ export class EventRepository {
       select count(*)::int as deleted from gone`.execute(this.db);
     return rows[0]?.deleted ?? 0;
   }
+}
+
+/** Leaves out the events of jobs of resources outside `families`: nothing when they are every family. */
+function jobsOf(families: readonly EventFamily[] | undefined) {
+  if (!families || EVENT_FAMILIES.every((family) => families.includes(family))) return sql``;
+  return sql`and (type <> all(${JOB_EVENT_TYPES}) or object ->> 'resource' = any(${families}))`;
 }
 
 /** Whether position `a` comes before (or is) `b`. */

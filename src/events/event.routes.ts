@@ -30,7 +30,9 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (
           'Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last ' +
           'event it read as `after` never misses an event and never sees one twice. While more events exist, the ' +
           'answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). ' +
-          'Lead events need `leads:read`, customer events `customers:read`. Events are kept ' +
+          'Lead events need `leads:read`, customer events `customers:read`; `import.finished` and `export.finished` ' +
+          '(an import or export that ended) are asked for with either, and shown for the resources the token reads. ' +
+          'Events are kept ' +
           'FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`. With `filter`, only ' +
           'the events it lets through; pages may then be short, or empty, and `X-Next-Cursor` still pages on exactly.',
         tags: ['events'],

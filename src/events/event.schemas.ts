@@ -54,8 +54,17 @@ const IdOnly = Type.Object(
   { additionalProperties: false, description: 'An erased record: its id only.' },
 );
 
-/** SPEC §14's event, `object` being the full lead or customer object of the app, or a pipeline (SPEC §20). */
-export function eventSchemas(lead: TSchema, customer: TSchema, pipeline: TSchema) {
+/**
+ * SPEC §14's event, `object` being the full lead or customer object of the app, a pipeline (SPEC
+ * §20), or an import or export that ended (SPEC §23).
+ */
+export function eventSchemas(
+  lead: TSchema,
+  customer: TSchema,
+  pipeline: TSchema,
+  importObject: TSchema,
+  exportObject: TSchema,
+) {
   const Event = Type.Object(
     {
       id: Type.String({ description: 'Opaque; ids sort in feed order. Send the last one read as `after`.' }),
@@ -89,13 +98,15 @@ export function eventSchemas(lead: TSchema, customer: TSchema, pipeline: TSchema
       ),
       data: Type.Object(
         {
-          object: Type.Union([lead, customer, pipeline, IdOnly], {
+          object: Type.Union([lead, customer, pipeline, importObject, exportObject, IdOnly], {
             description:
               'The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only ' +
-              '`{_id}` once erased.',
+              '`{_id}` once erased. On `import.finished` and `export.finished`: the import or export as ' +
+              '`GET /imports/{id}` or `GET /exports/{id}` showed it when it ended (succeeded, failed or cancelled); ' +
+              'its `resource` says which read scope sees it.',
           }),
           changedFields: Type.Array(Type.String(), {
-            description: 'The fields the change changed; [] on create and delete.',
+            description: 'The fields the change changed; [] on create and delete, and on `*.finished`.',
           }),
           previous: Nullable(
             Type.Record(Type.String(), Type.Unknown(), {

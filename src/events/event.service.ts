@@ -2,13 +2,16 @@ import type { Db } from '../db/database.js';
 import type { StoredRow } from '../records/record-store.js';
 import { cursorExpired, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
-import type { EventFamily, EventObjectKind } from './change-events.js';
+import { EVENT_FAMILIES, type EventFamily, type EventObjectKind, JOB_EVENT_TYPES } from './change-events.js';
 import { eventMessages } from './event.messages.js';
 import { EventRepository, type EventRow, notAfter, type Position } from './event.repository.js';
 import type { CompiledFilter } from './event-filter.js';
 import { type FeedPage, readFilteredFeed } from './filtered-feed.js';
 
-/** SPEC §14's event types, by family; each family needs its resource's read scope (pipelines': leads', SPEC §20). */
+/**
+ * SPEC §14's event types of records, by family; each family needs its resource's read scope
+ * (pipelines': leads', SPEC §20). The events of jobs (JOB_EVENT_TYPES) are of both.
+ */
 export const EVENT_TYPES = {
   lead: [
     'lead.created',
@@ -23,21 +26,47 @@ export const EVENT_TYPES = {
   ],
   customer: ['customer.created', 'customer.updated', 'customer.status_changed', 'customer.merged', 'customer.deleted'],
 } as const satisfies Record<EventFamily, readonly string[]>;
-export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer];
+export const ALL_EVENT_TYPES = [...EVENT_TYPES.lead, ...EVENT_TYPES.customer, ...JOB_EVENT_TYPES];
 export const READ_SCOPE: Record<EventFamily, string> = { lead: 'leads:read', customer: 'customers:read' };
 
 /** The objects whose events are of another's family, by the first word of their types. */
 export const FAMILY_OF_KIND: Readonly<Partial<Record<EventObjectKind, EventFamily>>> = { pipeline: 'lead' };
 
-const FAMILY_OF_TYPE: ReadonlyMap<string, EventFamily> = new Map(
-  (Object.entries(EVENT_TYPES) as [EventFamily, readonly string[]][]).flatMap(([family, types]) =>
-    types.map((type): [string, EventFamily] => [type, family]),
+const FAMILIES_OF_TYPE: ReadonlyMap<string, readonly EventFamily[]> = new Map([
+  ...(Object.entries(EVENT_TYPES) as [EventFamily, readonly string[]][]).flatMap(([family, types]) =>
+    types.map((type): [string, readonly EventFamily[]] => [type, [family]]),
   ),
-);
+  ...JOB_EVENT_TYPES.map((type): [string, readonly EventFamily[]] => [type, EVENT_FAMILIES]),
+]);
 
-/** The family an event type belongs to (whose read scope it needs); a type of none is taken by its first word. */
-export function familyOf(type: string): EventFamily {
-  return FAMILY_OF_TYPE.get(type) ?? (type.slice(0, type.indexOf('.')) as EventFamily);
+/**
+ * The families an event type belongs to: a reader of any of them may ask for it (a job's event is
+ * then shown only for the resources it reads). None for what is no event type.
+ */
+export function familiesOf(type: string): readonly EventFamily[] {
+  return FAMILIES_OF_TYPE.get(type) ?? [];
+}
+
+/** Whether an event type is a job's (SPEC §23), of the family of its object's `resource`. */
+export function isJobType(type: string): boolean {
+  return (JOB_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+/** Every event type a reader of `families` may receive. */
+export function typesOf(families: readonly EventFamily[]): string[] {
+  if (families.length === 0) return [];
+  return [...families.flatMap((family) => EVENT_TYPES[family] ?? []), ...JOB_EVENT_TYPES];
+}
+
+/** The families a token with `scopes` may read. */
+export function familiesReadableWith(scopes: ReadonlySet<string>): EventFamily[] {
+  return EVENT_FAMILIES.filter((family) => scopes.has(READ_SCOPE[family]));
+}
+
+/** A read scope that lets a token see events of `type`, when it holds none of them. */
+export function scopeLackingFor(scopes: ReadonlySet<string>, type: string): string | undefined {
+  const scopesOfType = familiesOf(type).map((family) => READ_SCOPE[family]);
+  return scopesOfType.some((scope) => scopes.has(scope)) ? undefined : scopesOfType[0];
 }
 
 /** How a family's stored rows become API objects: its resource's field table. */
@@ -92,16 +121,18 @@ export class EventService {
    * follow (and, through a filter, `next`: where the next page starts).
    */
   async feed(handle: Db, request: FeedRequest): Promise<FeedPage<ApiEvent>> {
-    const types = this.#visibleTypes(request.scopes, request.types);
+    const families = familiesReadableWith(request.scopes);
+    const types = this.#visibleTypes(families, request.types);
     const after = await this.resumeAfter(handle, request.after);
     if (request.filter) {
       const { filter, self = null } = request;
-      const filtered = { ...request, types, after, filter, self };
+      const filtered = { ...request, types, families, after, filter, self };
       return readFilteredFeed(handle, filtered, (row) => this.render(request.tenantId, row), idOf);
     }
     const rows = await new EventRepository(handle).feed(request.tenantId, {
       after,
       types,
+      families,
       objectId: request.objectId,
       limit: request.limit + 1,
     });
@@ -121,13 +152,12 @@ export class EventService {
     return position;
   }
 
-  /** The requested types the token may read; asking for a family it may not read is a 403. */
-  #visibleTypes(scopes: ReadonlySet<string>, requested: readonly string[] | undefined): string[] {
-    const allowed = (Object.keys(EVENT_TYPES) as EventFamily[]).filter((family) => scopes.has(READ_SCOPE[family]));
-    if (allowed.length === 0) throw forbidden(eventMessages.scopeNeeded);
-    if (requested === undefined) return allowed.flatMap((family) => EVENT_TYPES[family]);
-    const denied = requested.find((type) => !allowed.includes(familyOf(type)));
-    if (denied) throw forbidden(eventMessages.typeNotAllowed(denied, READ_SCOPE[familyOf(denied)]));
+  /** The requested types a reader of `families` may read; asking for a family it may not read is a 403. */
+  #visibleTypes(families: readonly EventFamily[], requested: readonly string[] | undefined): string[] {
+    if (families.length === 0) throw forbidden(eventMessages.scopeNeeded);
+    if (requested === undefined) return typesOf(families);
+    const denied = requested.find((type) => !familiesOf(type).some((family) => families.includes(family)));
+    if (denied) throw forbidden(eventMessages.typeNotAllowed(denied, READ_SCOPE[familiesOf(denied)[0] as EventFamily]));
     return [...new Set(requested)];
   }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import type { EventFamily } from './change-events.js';
 import { EventRepository, type EventRow, type Position } from './event.repository.js';
 import type { CompiledFilter, FilteredEvent } from './event-filter.js';
 
@@ -14,6 +15,8 @@ export interface FilteredFeedRequest {
   after: Position | undefined;
   /** The types the token may read, narrowed by `types=`; the filter's own narrow them further. */
   types: readonly string[];
+  /** The families the reader may read (a job's events of other resources are left out). */
+  families: readonly EventFamily[];
   objectId?: string | undefined;
   limit: number;
   filter: CompiledFilter;
@@ -55,6 +58,7 @@ export async function readFilteredFeed<E extends FilteredEvent & { id: string }>
     const rows = await repository.feed(request.tenantId, {
       after,
       types,
+      families: request.families,
       objectId: request.objectId,
       excludeTokens,
       limit: batch,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { changeEvents } from '../events/change-events.js';
 import type { ExportObject } from './export.schemas.js';
 
 /** How long a finished export's file is kept (SPEC §23). */
@@ -31,7 +32,7 @@ const OBJECT_COLUMNS = [
   'fileBytes',
 ] as const;
 
-type ObjectRow = {
+export type ObjectRow = {
   id: string;
   resource: 'lead' | 'customer';
   format: 'csv' | 'ndjson';
@@ -44,9 +45,10 @@ type ObjectRow = {
   fileBytes: string | null;
 };
 
-function toObject(row: ObjectRow): ExportObject {
+/** An export as the API shows it at `now` (its `export.finished` event: as it was when it ended). */
+export function toObject(row: ObjectRow, now = Date.now()): ExportObject {
   // A file whose time is up is expired, whether or not the sweep has deleted it yet.
-  const expired = row.status === 'succeeded' && row.expiresAt !== null && row.expiresAt.getTime() <= Date.now();
+  const expired = row.status === 'succeeded' && row.expiresAt !== null && row.expiresAt.getTime() <= now;
   return {
     ...row,
     status: expired ? 'expired' : row.status,
@@ -56,6 +58,14 @@ function toObject(row: ObjectRow): ExportObject {
     fileBytes: row.fileBytes === null ? null : Number(row.fileBytes),
   };
 }
+
+/**
+ * The `export.finished` event of the export a statement's `written` ended, in that statement; its
+ * request (`query`, `fields`) left out: a filter may name a person (SPEC §17).
+ */
+const finishedEvent = sql`
+  insert into events (tenant_id, type, object_id, token_id, request_id, object, previous)
+  ${changeEvents.ofFinished('written', 'export', { omit: ['query', 'fields'] })}`;
 
 /** Exports and their files (SPEC §23): every statement takes the tenant first. */
 export const exportRepository = {
@@ -147,36 +157,30 @@ export const exportRepository = {
     return running !== undefined;
   },
 
+  /** The file is whole: the export succeeded, with its `export.finished` event (SPEC §23). */
   async finish(handle: Db, tenantId: string, id: string, outcome: { total: number; fileBytes: number }): Promise<void> {
-    await handle
-      .updateTable('exports')
-      .set({
-        status: 'succeeded',
-        total: outcome.total,
-        processed: outcome.total,
-        fileBytes: outcome.fileBytes,
-        finishedAt: sql`now()`,
-        expiresAt: sql`now() + ${`${EXPORT_FILE_MS} milliseconds`}::interval`,
-      })
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .execute();
+    await sql`
+      with written as (
+        update exports set status = 'succeeded', total = ${outcome.total}, processed = ${outcome.total},
+          file_bytes = ${outcome.fileBytes}, finished_at = now(),
+          expires_at = now() + ${`${EXPORT_FILE_MS} milliseconds`}::interval
+        where tenant_id = ${tenantId} and id = ${id} and status = 'running'
+        returning *
+      )
+      ${finishedEvent}`.execute(handle);
   },
 
+  /** The export failed for good, with its `export.finished` event (SPEC §23). */
   async fail(handle: Db, tenantId: string, id: string): Promise<void> {
     await this.dropChunks(handle, tenantId, id);
-    await handle
-      .updateTable('exports')
-      .set({
-        status: 'failed',
-        finishedAt: sql`now()`,
-        expiresAt: sql`now() + ${`${EXPORT_FILE_MS} milliseconds`}::interval`,
-      })
-      .where('tenantId', '=', tenantId)
-      .where('id', '=', id)
-      .where('status', 'in', ['queued', 'running'])
-      .execute();
+    await sql`
+      with written as (
+        update exports set status = 'failed', finished_at = now(),
+          expires_at = now() + ${`${EXPORT_FILE_MS} milliseconds`}::interval
+        where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running')
+        returning *
+      )
+      ${finishedEvent}`.execute(handle);
   },
 
   /**

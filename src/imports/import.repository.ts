@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { changeEvents } from '../events/change-events.js';
 import type { Text } from '../shared/messages.js';
 import type { ImportResource, ImportStatus } from './import.schemas.js';
 import type { StoredRow } from './import-reader.js';
@@ -89,15 +90,21 @@ export const importRepository = {
       values (${importId}, ${seq}, ${firstRow}, ${JSON.stringify(rows)}::jsonb)`.execute(handle);
   },
 
-  /** The upload is stored: the import waits for its first chunk's job (or, empty, is done). */
+  /** The upload is stored: the import waits for its first chunk's job (or, empty, is done: its event written). */
   async received(trx: Db, tenantId: string, id: string, total: number, chunks: number): Promise<ImportRow> {
     const { rows } = await sql<ImportRow>`
-      update imports set total = ${total}, chunks = ${chunks},
-        status = case when ${chunks}::int = 0 then 'succeeded' else 'queued' end,
-        started_at = case when ${chunks}::int = 0 then now() end,
-        finished_at = case when ${chunks}::int = 0 then now() end
-      where tenant_id = ${tenantId} and id = ${id} and status = 'receiving'
-      returning *`.execute(trx);
+      with written as (
+        update imports set total = ${total}, chunks = ${chunks},
+          status = case when ${chunks}::int = 0 then 'succeeded' else 'queued' end,
+          started_at = case when ${chunks}::int = 0 then now() end,
+          finished_at = case when ${chunks}::int = 0 then now() end
+        where tenant_id = ${tenantId} and id = ${id} and status = 'receiving'
+        returning *
+      ), event as (
+        insert into events (tenant_id, type, object_id, token_id, request_id, object, previous)
+        ${changeEvents.ofFinished('written', 'import')}
+      )
+      select * from written`.execute(trx);
     return rows[0] as ImportRow;
   },
 
@@ -154,15 +161,21 @@ export const importRepository = {
     return rows[0];
   },
 
-  /** Adds a chunk's counts; `last`: the import is then done. */
+  /** Adds a chunk's counts; `last`: the import is then done, and its `import.finished` event written (SPEC §23). */
   async progress(trx: Db, tenantId: string, id: string, counts: ChunkCounts, last: boolean): Promise<ImportRow> {
     const { rows } = await sql<ImportRow>`
-      update imports set processed = processed + ${counts.processed}, created = created + ${counts.created},
-        updated = updated + ${counts.updated}, failed = failed + ${counts.failed},
-        status = case when ${last} then 'succeeded' else status end,
-        finished_at = case when ${last} then now() else finished_at end
-      where tenant_id = ${tenantId} and id = ${id}
-      returning *`.execute(trx);
+      with written as (
+        update imports set processed = processed + ${counts.processed}, created = created + ${counts.created},
+          updated = updated + ${counts.updated}, failed = failed + ${counts.failed},
+          status = case when ${last} then 'succeeded' else status end,
+          finished_at = case when ${last} then now() else finished_at end
+        where tenant_id = ${tenantId} and id = ${id}
+        returning *
+      ), event as (
+        insert into events (tenant_id, type, object_id, token_id, request_id, object, previous)
+        ${changeEvents.ofFinished('written', 'import', { when: sql`${last}` })}
+      )
+      select * from written`.execute(trx);
     return rows[0] as ImportRow;
   },
 
@@ -220,22 +233,14 @@ export const importRepository = {
     await sql`select 1 from imports where tenant_id = ${tenantId} and id = ${id} for update`.execute(trx);
   },
 
-  /** Ends an import not over yet; undefined when it is over (or no such import). */
-  async cancel(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
-    const { rows } = await sql<ImportRow>`
-      update imports set status = 'cancelled', finished_at = now()
-      where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running')
-      returning *`.execute(handle);
-    return rows[0];
+  /** Ends an import not over yet, with its `import.finished` event; undefined when it is over (or no such import). */
+  cancel(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
+    return end(handle, tenantId, id, 'cancelled');
   },
 
-  /** Marks an import failed for good (its chunk could not be applied however often it was tried). */
-  async fail(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
-    const { rows } = await sql<ImportRow>`
-      update imports set status = 'failed', finished_at = now()
-      where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running')
-      returning *`.execute(handle);
-    return rows[0];
+  /** Marks an import failed for good (its chunk could not be applied however often it was tried), with its event. */
+  fail(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
+    return end(handle, tenantId, id, 'failed');
   },
 
   /** The stored rows of an import that is over: no longer needed. */
@@ -324,3 +329,23 @@ export const importRepository = {
          or (status = 'receiving' and created_at < now() - interval '1 day')`.execute(handle);
   },
 };
+
+/** Ends an import not over yet as `status`, with its `import.finished` event (SPEC §23), in one statement. */
+async function end(
+  handle: Db,
+  tenantId: string,
+  id: string,
+  status: 'cancelled' | 'failed',
+): Promise<ImportRow | undefined> {
+  const { rows } = await sql<ImportRow>`
+    with written as (
+      update imports set status = ${status}, finished_at = now()
+      where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running')
+      returning *
+    ), event as (
+      insert into events (tenant_id, type, object_id, token_id, request_id, object, previous)
+      ${changeEvents.ofFinished('written', 'import')}
+    )
+    select * from written`.execute(handle);
+  return rows[0];
+}

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import type { EventFamily } from '../events/change-events.js';
 import { EventRepository, type EventRow } from '../events/event.repository.js';
-import { type ApiEvent, EVENT_TYPES } from '../events/event.service.js';
+import { type ApiEvent, typesOf } from '../events/event.service.js';
 import type { CompiledFilter } from '../events/event-filter.js';
 import type { EventFilter } from '../events/event-filter.schemas.js';
 import { settledWithin } from '../shared/settled-within.js';
@@ -106,9 +106,11 @@ export class WebhookDispatcher {
       return { made: 0, behind: false };
     }
     const families = subscription.families as EventFamily[];
+    // A job's events (SPEC §23) only of the resources the owner could read: the others are not read.
     const rows = await new EventRepository(trx).feed(subscription.tenantId, {
       after: subscription.cursor,
-      types: families.flatMap((family) => EVENT_TYPES[family] ?? []),
+      types: typesOf(families),
+      families,
       limit: EVENTS_PER_PASS,
     });
     const last = rows[rows.length - 1];

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { JOB_EVENT_TYPES } from '../events/change-events.js';
 import type { Position } from '../events/event.repository.js';
 import { FAMILY_OF_KIND } from '../events/event.service.js';
 import type { EventFilter } from '../events/event-filter.schemas.js';
@@ -405,7 +406,7 @@ export class WebhookRepository {
           where e.tenant_id = s.tenant_id
             and (e.xid, e.seq) > (s.cursor_xid, s.cursor_seq)
             and e.xid < pg_snapshot_xmin(pg_current_snapshot())
-            and ${familyOfType(sql.ref('e.type'))} = any(s.families)
+            and ${familyOfEvent('e')} = any(s.families)
         )
       order by s.id limit ${limit}`.execute(db);
     return rows.map((row) => row.id);
@@ -481,11 +482,17 @@ function jsonOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
-/** An event type's family in SQL (a pipeline's events are of the leads' family, SPEC §20), as familyOf says. */
-function familyOfType(type: ReturnType<typeof sql.ref>) {
-  const kind = sql`split_part(${type}, '.', 1)`;
+/**
+ * An event's family in SQL, as familiesOf says of its type: a pipeline's events are of the leads'
+ * family (SPEC §20), a job's of the family its object's `resource` names (SPEC §23).
+ */
+function familyOfEvent(alias: string) {
+  const kind = sql`split_part(${sql.ref(`${alias}.type`)}, '.', 1)`;
   const borrowed = Object.entries(FAMILY_OF_KIND).map(
     ([of, family]) => sql`when ${sql.lit(of)} then ${sql.lit(family)}`,
   );
-  return sql`(case ${kind} ${sql.join(borrowed, sql` `)} else ${kind} end)`;
+  const jobs = JOB_EVENT_TYPES.map(
+    (type) => sql`when ${sql.lit(type.slice(0, type.indexOf('.')))} then ${sql.ref(`${alias}.object`)} ->> 'resource'`,
+  );
+  return sql`(case ${kind} ${sql.join([...borrowed, ...jobs], sql` `)} else ${kind} end)`;
 }

@@ -14,7 +14,9 @@ const EventTypes = Type.Array(StringEnum([...ALL_EVENT_TYPES, '*']), {
   minItems: 1,
   maxItems: 20,
   uniqueItems: true,
-  description: 'Event types to receive, or ["*"] for every type the creating token could read.',
+  description:
+    'Event types to receive, or ["*"] for every type the creating token could read. `import.finished` and ' +
+    '`export.finished` come only for the resources (lead, customer) its read scopes cover.',
   examples: [['lead.created', 'lead.status_changed']],
 });
 const Description = Nullable(TrimmedString({ maxLength: 500, description: 'Free text for people.' }));

@@ -3,7 +3,14 @@ import type { Caller } from '../auth/caller.js';
 import type { Db } from '../db/database.js';
 import { inTransaction, lockKey } from '../db/transaction.js';
 import type { EventFamily } from '../events/change-events.js';
-import { EVENT_TYPES, familyOf, READ_SCOPE } from '../events/event.service.js';
+import {
+  familiesOf,
+  familiesReadableWith,
+  isJobType,
+  READ_SCOPE,
+  scopeLackingFor,
+  typesOf,
+} from '../events/event.service.js';
 import type { EventFilter } from '../events/event-filter.schemas.js';
 import type { EventFilters } from '../events/event-filters.js';
 import { conflict, forbidden, notFound, serviceUnavailable, validationFailed } from '../shared/errors.js';
@@ -225,10 +232,12 @@ export class WebhookService {
 
 /**
  * A 403 naming the first read scope `caller` lacks of the families `subscription` receives (SPEC
- * §15): those of its event types (with their new list when it changes), all its families for `*`.
+ * §15): those of its event types (with their new list when it changes), all its families for `*`
+ * and for a job's events (SPEC §23), which it receives of each resource it may read.
  */
 function readsAll(caller: Caller, subscription: SubscriptionRow, types = subscription.eventTypes): void {
-  const families = types.includes('*') ? (subscription.families as EventFamily[]) : types.map(familyOf);
+  const all = subscription.families as EventFamily[];
+  const families = types.includes('*') ? all : types.flatMap((type) => (isJobType(type) ? all : familiesOf(type)));
   const lacking = families.map((family) => READ_SCOPE[family]).find((scope) => scope && !caller.scopes.has(scope));
   if (lacking !== undefined) throw forbidden(authMessages.scopeLacking(lacking));
 }
@@ -240,7 +249,7 @@ function readsAll(caller: Caller, subscription: SubscriptionRow, types = subscri
  * the 403 first.
  */
 export function readableFamilies(scopes: ReadonlySet<string>, types: unknown): EventFamily[] {
-  const families = (Object.keys(EVENT_TYPES) as EventFamily[]).filter((family) => scopes.has(READ_SCOPE[family]));
+  const families = familiesReadableWith(scopes);
   if (families.length === 0) throw forbidden(webhookMessages.nothingToRead);
   if (Array.isArray(types))
     checkTypes(
@@ -264,15 +273,15 @@ export function typesNamedIn(body: unknown): unknown[] {
 
 /** The types a subscription of `families` to `events` receives: those named, or all of its families' for `*`. */
 function receivedTypes(families: readonly EventFamily[], events: readonly string[]): readonly string[] {
-  return events.includes('*') ? families.flatMap((family) => EVENT_TYPES[family]) : events;
+  return events.includes('*') ? typesOf(families) : events;
 }
 
 /** Named types must be of families the creating token could read (403, as the feed answers). */
 function checkTypes(types: readonly string[], families: readonly EventFamily[]): void {
+  const scopes = new Set(families.map((family) => READ_SCOPE[family]));
   for (const type of types) {
-    const family = familyOf(type);
-    if (!Object.hasOwn(READ_SCOPE, family)) continue;
-    if (!families.includes(family)) throw forbidden(webhookMessages.typeNotAllowed(type, READ_SCOPE[family]));
+    const lacking = scopeLackingFor(scopes, type);
+    if (lacking !== undefined) throw forbidden(webhookMessages.typeNotAllowed(type, lacking));
   }
 }
 

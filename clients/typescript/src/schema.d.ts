@@ -553,7 +553,7 @@ export interface paths {
         };
         /**
          * Follow the change feed
-         * @description Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last event it read as `after` never misses an event and never sees one twice. While more events exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). Lead events need `leads:read`, customer events `customers:read`. Events are kept FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`. With `filter`, only the events it lets through; pages may then be short, or empty, and `X-Next-Cursor` still pages on exactly.
+         * @description Every change of a lead or customer, oldest first, in commit order: a reader that sends the id of the last event it read as `after` never misses an event and never sees one twice. While more events exist, the answer carries `Link: <next page URL>; rel="next"` and `X-Next-Cursor` (the `after` of the next page). Lead events need `leads:read`, customer events `customers:read`; `import.finished` and `export.finished` (an import or export that ended) are asked for with either, and shown for the resources the token reads. Events are kept FUNIL_EVENT_RETENTION_DAYS days; an `after` older than that is a 410 `cursor_expired`. With `filter`, only the events it lets through; pages may then be short, or empty, and `X-Next-Cursor` still pages on exactly.
          *
          *     Needs the scope `leads:read` or `customers:read`.
          */
@@ -1022,7 +1022,7 @@ export interface components {
          */
         EventFilter: {
             /** @description Only events of these types. */
-            types?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted")[];
+            types?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "import.finished" | "export.finished")[];
             /** @description An update (`*.updated`, `*.status_changed`, `*.merged`, `lead.converted`) only when it changed one of these fields (API names, `custom.<key>` for a custom value). Creations and deletions change no field and pass: pick them with `types`. */
             changedFields?: string[];
             where?: components["schemas"]["EventCondition"];
@@ -15077,7 +15077,7 @@ export interface operations {
                 /** @description The id of the last event read: the page starts after it. Without it, the oldest events kept. */
                 after?: string;
                 /**
-                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.merged, lead.deleted, pipeline.created, pipeline.updated, pipeline.deleted, customer.created, customer.updated, customer.status_changed, customer.merged, customer.deleted.
+                 * @description Comma-separated event types: lead.created, lead.updated, lead.status_changed, lead.converted, lead.merged, lead.deleted, pipeline.created, pipeline.updated, pipeline.deleted, customer.created, customer.updated, customer.status_changed, customer.merged, customer.deleted, import.finished, export.finished.
                  * @example lead.created,lead.status_changed
                  */
                 types?: string;
@@ -15119,7 +15119,7 @@ export interface operations {
                         /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                         id: string;
                         /** @enum {string} */
-                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted";
+                        type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "import.finished" | "export.finished";
                         /**
                          * Format: date-time
                          * @example 2026-11-21T10:00:00.000Z
@@ -15152,7 +15152,7 @@ export interface operations {
                          */
                         redacted?: true;
                         data: {
-                            /** @description The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only `{_id}` once erased. */
+                            /** @description The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only `{_id}` once erased. On `import.finished` and `export.finished`: the import or export as `GET /imports/{id}` or `GET /exports/{id}` showed it when it ended (succeeded, failed or cancelled); its `resource` says which read scope sees it. */
                             object: {
                                 /** Format: uuid */
                                 _id: string;
@@ -15276,9 +15276,98 @@ export interface operations {
                                 updatedAt: string;
                             } | {
                                 /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                resource: "lead" | "customer";
+                                /** @enum {string} */
+                                format: "csv" | "ndjson";
+                                /** @enum {string|null} */
+                                upsert: "email" | "externalId" | null;
+                                dryRun: boolean;
+                                /** @enum {string} */
+                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                /** @description Rows in the file (its header not counted). */
+                                total: number;
+                                /** @description Rows done so far: created, updated or failed. */
+                                processed: number;
+                                created: number;
+                                updated: number;
+                                /** @description Rows refused: see `GET /imports/{id}/errors`. */
+                                failed: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                startedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                finishedAt: string | null;
+                                revert: {
+                                    /** @enum {string} */
+                                    status: "running" | "succeeded";
+                                    /** @description Records the import created, now deleted. */
+                                    deleted: number;
+                                    /** @description Records the import updated, now as they were before it. */
+                                    restored: number;
+                                    /** @description Records changed or deleted since the import, left as they are (`GET /imports/{id}/errors?phase=revert`). */
+                                    skipped: number;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    startedAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    finishedAt: string | null;
+                                } | null;
+                            } | {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                resource: "lead" | "customer";
+                                /** @enum {string} */
+                                format: "csv" | "ndjson";
+                                /**
+                                 * @description `queued`, `running`, then `succeeded` (the file can be fetched) or `failed`; `expired` once the file is deleted (24 hours after it was made, or when a person whose data it may hold was erased).
+                                 * @enum {string}
+                                 */
+                                status: "queued" | "running" | "succeeded" | "failed" | "expired";
+                                /** @description Rows in the file; known once it succeeded. */
+                                total: number | null;
+                                /** @description Rows written so far. */
+                                processed: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                startedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                finishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the file is deleted.
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                expiresAt: string | null;
+                                /** @description Size of the file, uncompressed. */
+                                fileBytes: number | null;
+                            } | {
+                                /** Format: uuid */
                                 _id: string;
                             };
-                            /** @description The fields the change changed; [] on create and delete. */
+                            /** @description The fields the change changed; [] on create and delete, and on `*.finished`. */
                             changedFields: string[];
                             /** @description The former value of each changed field; null once redacted. */
                             previous: {
@@ -15811,13 +15900,13 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive, or ["*"] for every type the creating token could read.
+                     * @description Event types to receive, or ["*"] for every type the creating token could read. `import.finished` and `export.finished` come only for the resources (lead, customer) its read scopes cover.
                      * @example [
                      *       "lead.created",
                      *       "lead.status_changed"
                      *     ]
                      */
-                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "*")[];
+                    events: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "import.finished" | "export.finished" | "*")[];
                     /** @description Free text for people. */
                     description?: string | null;
                     active?: boolean;
@@ -16548,13 +16637,13 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive, or ["*"] for every type the creating token could read.
+                     * @description Event types to receive, or ["*"] for every type the creating token could read. `import.finished` and `export.finished` come only for the resources (lead, customer) its read scopes cover.
                      * @example [
                      *       "lead.created",
                      *       "lead.status_changed"
                      *     ]
                      */
-                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "*")[];
+                    events?: ("lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "import.finished" | "export.finished" | "*")[];
                     /** @description Free text for people. */
                     description?: string | null;
                     /** @description false pauses it; true again starts it from the present (no backlog). */
@@ -21001,7 +21090,7 @@ export interface operations {
                             /** @description Opaque; ids sort in feed order. Send the last one read as `after`. */
                             id: string;
                             /** @enum {string} */
-                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted";
+                            type: "lead.created" | "lead.updated" | "lead.status_changed" | "lead.converted" | "lead.merged" | "lead.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "customer.created" | "customer.updated" | "customer.status_changed" | "customer.merged" | "customer.deleted" | "import.finished" | "export.finished";
                             /**
                              * Format: date-time
                              * @example 2026-11-21T10:00:00.000Z
@@ -21034,7 +21123,7 @@ export interface operations {
                              */
                             redacted?: true;
                             data: {
-                                /** @description The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only `{_id}` once erased. */
+                                /** @description The full object after the change (before it, for a delete): a lead, a customer or a pipeline; only `{_id}` once erased. On `import.finished` and `export.finished`: the import or export as `GET /imports/{id}` or `GET /exports/{id}` showed it when it ended (succeeded, failed or cancelled); its `resource` says which read scope sees it. */
                                 object: {
                                     /** Format: uuid */
                                     _id: string;
@@ -21158,9 +21247,98 @@ export interface operations {
                                     updatedAt: string;
                                 } | {
                                     /** Format: uuid */
+                                    id: string;
+                                    /** @enum {string} */
+                                    resource: "lead" | "customer";
+                                    /** @enum {string} */
+                                    format: "csv" | "ndjson";
+                                    /** @enum {string|null} */
+                                    upsert: "email" | "externalId" | null;
+                                    dryRun: boolean;
+                                    /** @enum {string} */
+                                    status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                    /** @description Rows in the file (its header not counted). */
+                                    total: number;
+                                    /** @description Rows done so far: created, updated or failed. */
+                                    processed: number;
+                                    created: number;
+                                    updated: number;
+                                    /** @description Rows refused: see `GET /imports/{id}/errors`. */
+                                    failed: number;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    startedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    finishedAt: string | null;
+                                    revert: {
+                                        /** @enum {string} */
+                                        status: "running" | "succeeded";
+                                        /** @description Records the import created, now deleted. */
+                                        deleted: number;
+                                        /** @description Records the import updated, now as they were before it. */
+                                        restored: number;
+                                        /** @description Records changed or deleted since the import, left as they are (`GET /imports/{id}/errors?phase=revert`). */
+                                        skipped: number;
+                                        /**
+                                         * Format: date-time
+                                         * @example 2026-11-21T10:00:00.000Z
+                                         */
+                                        startedAt: string;
+                                        /**
+                                         * Format: date-time
+                                         * @example 2026-11-21T10:00:00.000Z
+                                         */
+                                        finishedAt: string | null;
+                                    } | null;
+                                } | {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @enum {string} */
+                                    resource: "lead" | "customer";
+                                    /** @enum {string} */
+                                    format: "csv" | "ndjson";
+                                    /**
+                                     * @description `queued`, `running`, then `succeeded` (the file can be fetched) or `failed`; `expired` once the file is deleted (24 hours after it was made, or when a person whose data it may hold was erased).
+                                     * @enum {string}
+                                     */
+                                    status: "queued" | "running" | "succeeded" | "failed" | "expired";
+                                    /** @description Rows in the file; known once it succeeded. */
+                                    total: number | null;
+                                    /** @description Rows written so far. */
+                                    processed: number;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    startedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    finishedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the file is deleted.
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    expiresAt: string | null;
+                                    /** @description Size of the file, uncompressed. */
+                                    fileBytes: number | null;
+                                } | {
+                                    /** Format: uuid */
                                     _id: string;
                                 };
-                                /** @description The fields the change changed; [] on create and delete. */
+                                /** @description The fields the change changed; [] on create and delete, and on `*.finished`. */
                                 changedFields: string[];
                                 /** @description The former value of each changed field; null once redacted. */
                                 previous: {
