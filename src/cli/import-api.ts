@@ -1,10 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fields, table, when } from './output.js';
+import { pollUntil } from './poll.js';
 import { type Progress, Rate } from './progress.js';
 import type { ServerClient } from './server-client.js';
 
-/** How often the CLI reads an import while it waits for it. */
-const POLL_MS = 500;
 /** How many refused rows the summary shows. */
 export const FIRST_ERRORS = 10;
 
@@ -63,8 +61,7 @@ export async function follow(
   signal: AbortSignal,
 ): Promise<ImportState> {
   const rate = new Rate();
-  for (;;) {
-    const state = await client.get<ImportState>(importPath(id));
+  const show = (state: ImportState) => {
     if (state.revert) {
       const { deleted, restored, skipped } = state.revert;
       progress.show({
@@ -84,9 +81,8 @@ export async function follow(
         rate: running ? rate.of(state.processed) : undefined,
       });
     }
-    if (done(state) || signal.aborted) return state;
-    await sleep(POLL_MS, undefined, { signal }).catch(() => {});
-  }
+  };
+  return pollUntil(() => client.get<ImportState>(importPath(id)), show, done, signal);
 }
 
 /** A page of an import's errors, and the cursor of the next. */

@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { type Command, Option } from 'commander';
 import { tenantContextOf } from './context.js';
+import { FORMATS, type Format, formatByName, MEDIA_TYPES } from './file-formats.js';
 import {
   count,
   errorPage,
@@ -15,16 +16,10 @@ import {
   isOver,
   summary,
 } from './import-api.js';
+import { INTERRUPTED, Interrupt } from './interrupt.js';
 import { CliError, printJson, printLines } from './output.js';
 import { type Progress, progressOn, Rate } from './progress.js';
 import { ApiError, type ServerClient } from './server-client.js';
-
-/** The exit code after Ctrl-C, as shells report a command stopped by SIGINT (128 + 2). */
-const INTERRUPTED = 130;
-
-const MEDIA_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const;
-type Format = keyof typeof MEDIA_TYPES;
-const EXTENSIONS: Readonly<Record<string, Format>> = { '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' };
 
 interface ImportOptions {
   resource: 'lead' | 'customer';
@@ -53,9 +48,7 @@ export function registerImportCommand(program: Command): void {
       ).choices(['email', 'externalId']),
     )
     .option('--dry-run', 'check every row and count what would happen, writing nothing')
-    .addOption(
-      new Option('--format <format>', 'the file format, when its extension does not say').choices(['csv', 'ndjson']),
-    )
+    .addOption(new Option('--format <format>', 'the file format, when its extension does not say').choices(FORMATS))
     .option('--wait', 'follow the import until it is over, with its progress (default)')
     .option('--no-wait', 'print the import id and return once the file is uploaded')
     .addHelpText(
@@ -161,7 +154,7 @@ function revertHint(state: ImportState): string {
 }
 
 function formatOf(file: string): Format {
-  const format = EXTENSIONS[extname(file).toLowerCase()];
+  const format = formatByName(file);
   if (!format) {
     throw new CliError(
       `cannot tell the format of ${basename(file)} from its name: pass --format csv or --format ndjson`,
@@ -180,29 +173,5 @@ async function sizeOf(file: string): Promise<number> {
     const code = (error as { code?: unknown }).code;
     if (code === 'ENOENT') throw new CliError(`cannot read ${file}: no such file`);
     throw new CliError(`cannot read ${file}: ${typeof code === 'string' ? code : String(error)}`);
-  }
-}
-
-/**
- * Ctrl-C while an import is under way: the first aborts the upload or the wait (the import is then
- * cancelled on the server); a second quits at once.
- */
-class Interrupt {
-  readonly #controller = new AbortController();
-  readonly #onSignal = () => {
-    if (this.#controller.signal.aborted) process.exit(INTERRUPTED);
-    this.#controller.abort();
-  };
-
-  constructor() {
-    process.on('SIGINT', this.#onSignal);
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  stop(): void {
-    process.off('SIGINT', this.#onSignal);
   }
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { registerExportCommand } from './export-command.js';
 import { registerImportCommand } from './import-command.js';
 import { registerImportsCommands } from './imports.js';
 import { oneLine } from './output.js';
@@ -11,8 +12,8 @@ export const DEFAULT_URL = 'http://127.0.0.1:3000';
 export function buildProgram(): Command {
   const program = new Command('funil')
     .description(
-      'Manage the tenants and tokens of a Funil server through its admin API (admin token), and import leads or ' +
-        "customers into a tenant through its API (the tenant's token).",
+      'Manage the tenants and tokens of a Funil server through its admin API (admin token), and import or export ' +
+        "a tenant's leads and customers through its API (the tenant's token).",
     )
     .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print help')
@@ -25,7 +26,7 @@ export function buildProgram(): Command {
     .addOption(
       new Option(
         '--token <token>',
-        'tenant token, for import and imports (prefer the env variable: arguments are visible in ps)',
+        'tenant token, for import, imports and export (prefer the env variable: arguments are visible in ps)',
       ).env('FUNIL_TOKEN'),
     )
     .option('--json', "print the API's JSON answer, for scripts")
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerTenantCommands(program.command('tenants').description('create, list, rename, disable and enable tenants'));
   registerTokenCommands(program.command('tokens').description('create, list and revoke API tokens of a tenant'));
   registerImportCommand(program);
+  registerExportCommand(program);
   registerImportsCommands(
     program
       .command('imports')
@@ -48,7 +50,8 @@ export function buildProgram(): Command {
   program.addHelpText(
     'after',
     '\nImports: `funil import FILE` uploads a file and follows it; `funil imports status|errors|cancel|revert ID` ' +
-      'acts on an import afterwards.',
+      'acts on an import afterwards.\nExports: `funil export --resource lead > leads.csv` writes a file of a ' +
+      "tenant's leads or customers.",
   );
   return program;
 }

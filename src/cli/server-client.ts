@@ -1,4 +1,7 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
+import { text as readText } from 'node:stream/consumers';
 import { CliError } from './output.js';
 
 const TIMEOUT_MS = 30_000;
@@ -83,12 +86,7 @@ export class ServerClient {
   }
 
   async call<T>(method: string, path: string, { body, upload, signal }: CallOptions = {}): Promise<Answer<T>> {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#token}`,
-      accept: 'application/json',
-      // Error texts in English for the terminal; `code` is the same in every language (SPEC §2).
-      'accept-language': 'en',
-    };
+    const headers = this.#headers();
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (upload) headers['content-type'] = upload.contentType;
     let response: Response;
@@ -111,18 +109,63 @@ export class ServerClient {
       if (signal?.aborted) throw error;
       throw this.#unreachable(error);
     }
+    return { body: this.#parsed<T>(response.status, response.statusText, text), headers: response.headers };
+  }
+
+  /**
+   * A file the API streams (`GET /exports/:id/file`), asked for gzipped: the answer's body as it
+   * arrives, still compressed when `Content-Encoding: gzip` says so (fetch would unzip it out of
+   * sight; node:http leaves that, and the pace, to the caller). Not a 2xx: thrown as ApiError.
+   */
+  async download(path: string, signal: AbortSignal): Promise<IncomingMessage> {
+    const url = new URL(`${this.baseUrl}${this.#prefix}${path}`);
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    let response: IncomingMessage;
+    try {
+      response = await new Promise<IncomingMessage>((resolve, reject) => {
+        const headers = { ...this.#headers(), accept: '*/*', 'accept-encoding': 'gzip' };
+        // `timeout`: the socket's idle time, so a download that stalls fails as a request would.
+        const sent = request(url, { headers, signal, timeout: TIMEOUT_MS }, resolve);
+        sent.on('timeout', () => sent.destroy(Object.assign(new Error('idle'), { name: 'TimeoutError' })));
+        sent.on('error', reject);
+        sent.end();
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw this.#unreachable(error);
+    }
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status < 300) return response;
+    const text = await readText(response).catch(() => '');
+    throw this.#failure(status, response.statusMessage ?? '', parseJson(text));
+  }
+
+  #headers(): Record<string, string> {
+    return {
+      authorization: `Bearer ${this.#token}`,
+      accept: 'application/json',
+      // Error texts in English for the terminal; `code` is the same in every language (SPEC §2).
+      'accept-language': 'en',
+    };
+  }
+
+  /** A 2xx answer's JSON; anything else thrown (#failure). */
+  #parsed<T>(status: number, statusText: string, text: string): T {
     const parsed = parseJson(text);
+    if (parsed === undefined || status < 200 || status >= 300) throw this.#failure(status, statusText, parsed);
+    return parsed as T;
+  }
+
+  /** A non-2xx answer as ApiError (with its status and code); one that is not JSON as a CliError. */
+  #failure(status: number, statusText: string, parsed: unknown): CliError {
     if (parsed === undefined) {
-      throw new CliError(
-        `unexpected answer from ${this.baseUrl}: HTTP ${response.status} ${response.statusText}, not JSON (is it a Funil server?)`,
+      return new CliError(
+        `unexpected answer from ${this.baseUrl}: HTTP ${status} ${statusText}, not JSON (is it a Funil server?)`,
       );
     }
-    if (!response.ok) {
-      const error = parsed as ErrorBody;
-      const code = typeof error.code === 'string' ? error.code : undefined;
-      throw new ApiError(apiErrorMessage(response, error), response.status, code);
-    }
-    return { body: parsed as T, headers: response.headers };
+    const error = parsed as ErrorBody;
+    const code = typeof error.code === 'string' ? error.code : undefined;
+    return new ApiError(apiErrorMessage(status, statusText, error), status, code);
   }
 
   #unreachable(error: unknown): CliError {
@@ -170,15 +213,24 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** `Tenant not found. (not_found)`, with the fields at fault the message does not already name. */
-function apiErrorMessage(response: Response, body: ErrorBody): string {
-  const error = typeof body.error === 'string' ? body.error : `HTTP ${response.status} ${response.statusText}`;
-  const details = (Array.isArray(body.details) ? body.details : [])
+/**
+ * `Tenant not found. (not_found)`, with the other issues' messages, and the fields at fault that no
+ * message names in full (an export's `query.status`, whose message speaks of `status`).
+ */
+function apiErrorMessage(status: number, statusText: string, body: ErrorBody): string {
+  const error = typeof body.error === 'string' ? body.error : `HTTP ${status} ${statusText}`;
+  const issues = Array.isArray(body.details) ? body.details : [];
+  const details = issues
     .map((detail) => (typeof detail.message === 'string' ? detail.message : undefined))
     .filter((message): message is string => message !== undefined && message !== error);
-  const about = [typeof body.code === 'string' ? body.code : `HTTP ${response.status}`];
+  const text = [error, ...details].join(' ');
+  const unnamed = issues
+    .map((detail) => detail.field)
+    .filter((field): field is string => typeof field === 'string' && field !== '' && !text.includes(field));
+  const about = [typeof body.code === 'string' ? body.code : `HTTP ${status}`];
+  if (unnamed.length > 0) about.push(`field ${[...new Set(unnamed)].join(', ')}`);
   if (typeof body.requestId === 'string') about.push(`requestId ${body.requestId}`);
-  return [error, ...details].join(' ').concat(` (${about.join(', ')})`);
+  return `${text} (${about.join(', ')})`;
 }
 
 /** The system error code (ECONNREFUSED, ENOTFOUND, ...) that undici wraps in `fetch failed`. */

@@ -1,63 +1,22 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../helpers/admin-api.js';
-import { scratchDir } from '../helpers/scratch-dir.js';
-import { type ServerProcess, startServer } from '../helpers/server-process.js';
-import { migratedDataDir } from '../helpers/test-database.js';
-import { buildCli, cleanEnv, ROOT, type Run, run } from './cli-process.js';
+import { describe, it } from 'node:test';
+import { tenantWithToken } from '../helpers/admin-api.js';
+import { type Json, tenantCli } from './tenant-cli.js';
 
 const ONE_LINE = /^funil: [^\n]+\n$/;
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const ALL = ['leads:read', 'leads:write', 'customers:read', 'customers:write'];
-
-// biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON came back.
-type Json = any;
 
 describe('funil import: a file into a tenant, with its progress, summary and errors (SPEC §23)', () => {
-  let tempDir: string;
-  let dataDir: string;
-  let server: ServerProcess;
-  let cliMain: string;
-  let token: string;
-
-  /** Runs the compiled `funil` against the test server with the tenant token in the environment. */
-  function funil(args: string[], env: Record<string, string> = {}): Promise<Run> {
-    return run(process.execPath, [cliMain, ...args], cleanEnv({ FUNIL_URL: server.url, FUNIL_TOKEN: token, ...env }));
-  }
+  const cli = tenantCli('import', 'Importadora');
+  const { funil, api } = cli;
   async function file(name: string, text: string): Promise<string> {
-    const path = join(tempDir, name);
+    const path = join(cli.tempDir, name);
     await writeFile(path, text);
     return path;
   }
-  async function api(path: string, init: RequestInit = {}): Promise<Json> {
-    const answer = await fetch(`${server.url}/api/external/v1${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${token}`, ...init.headers },
-    });
-    assert.ok(answer.ok, `${path}: HTTP ${answer.status}`);
-    return answer.json();
-  }
   const leadsFrom = async (source: string): Promise<Json[]> => api(`/leads?source=${source}&sort=createdAt`);
-
-  before(async () => {
-    tempDir = await scratchDir('funil-cli-import-');
-    dataDir = await migratedDataDir('funil-cli-import-data-');
-    [server, cliMain] = await Promise.all([
-      startServer({ FUNIL_DATA_DIR: dataDir, FUNIL_BOOTSTRAP: 'false', FUNIL_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN }),
-      buildCli(join(tempDir, 'package')),
-    ]);
-    token = (await tenantWithToken(server, 'Importadora', ALL)).token;
-  });
-
-  after(async () => {
-    await server?.stop();
-    if (tempDir) await rm(tempDir, { recursive: true, force: true });
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
 
   let importId: string;
 
@@ -147,7 +106,7 @@ describe('funil import: a file into a tenant, with its progress, summary and err
   });
 
   it('an upsert with a token that may not read leads is refused (403) with the message naming the scope', async () => {
-    const writeOnly = (await tenantWithToken(server, 'Sem leitura', ['leads:write'])).token;
+    const writeOnly = (await tenantWithToken(cli.server, 'Sem leitura', ['leads:write'])).token;
     const csv = await file('upsert.csv', 'name,email\nGil,gil@cli.example\n');
     const result = await funil(['import', csv, '--resource', 'lead', '--upsert', 'email'], { FUNIL_TOKEN: writeOnly });
     assert.equal(result.code, 1);
@@ -159,11 +118,11 @@ describe('funil import: a file into a tenant, with its progress, summary and err
     const unreachable = { FUNIL_URL: 'http://127.0.0.1:9' };
     const cases: [string[], Record<string, string>, RegExp][] = [
       [
-        ['import', join(tempDir, 'missing.csv'), '--resource', 'lead'],
+        ['import', join(cli.tempDir, 'missing.csv'), '--resource', 'lead'],
         unreachable,
         /cannot read \S+missing\.csv: no such file/,
       ],
-      [['import', tempDir, '--resource', 'lead', '--format', 'csv'], unreachable, /cannot import \S+: not a file/],
+      [['import', cli.tempDir, '--resource', 'lead', '--format', 'csv'], unreachable, /cannot import \S+: not a file/],
       [
         ['import', await file('leads.txt', 'x'), '--resource', 'lead'],
         unreachable,
@@ -189,24 +148,11 @@ describe('funil import: a file into a tenant, with its progress, summary and err
   it('Ctrl-C while it runs cancels the import on the server and says so, exit 130', async () => {
     const rows = Array.from({ length: 30_000 }, (_, index) => `Row ${index},row${index}@big.example,big`);
     const csv = await file('big.csv', `name,email,source\n${rows.join('\n')}\n`);
-    const child = spawn(process.execPath, [cliMain, 'import', csv, '--resource', 'lead'], {
-      cwd: ROOT,
-      env: cleanEnv({ FUNIL_URL: server.url, FUNIL_TOKEN: token }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const running = new Promise<void>((resolve) => {
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        if (/^(queued|running): /m.test(stdout)) resolve();
-      });
-    });
-    const closed = once(child, 'close');
-    await running;
-    child.kill('SIGINT');
-    const [code] = (await closed) as [number | null];
+    const { code, stdout, stderr } = await cli.interrupt(
+      ['import', csv, '--resource', 'lead'],
+      'stdout',
+      /^(queued|running): /m,
+    );
     assert.equal(code, 130, stderr);
     const id = new RegExp(`cancelling import (${UUID}) on the server`).exec(stderr)?.[1];
     assert.ok(id, stderr);

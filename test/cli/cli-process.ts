@@ -51,3 +51,30 @@ export async function buildCli(dir: string): Promise<string> {
   }
   return join(out, 'main.js');
 }
+
+/**
+ * Runs a process and presses Ctrl-C (SIGINT) once `ready` matches what it wrote so far to `stream`;
+ * resolves with everything it wrote and its exit code.
+ */
+export async function interruptWhen(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stream: 'stdout' | 'stderr',
+  ready: RegExp,
+): Promise<Run> {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { stdout: '', stderr: '' };
+  const closed = once(child, 'close');
+  await new Promise<void>((resolve) => {
+    for (const name of ['stdout', 'stderr'] as const) {
+      child[name].setEncoding('utf8').on('data', (chunk: string) => {
+        output[name] += chunk;
+        if (name === stream && ready.test(output[name])) resolve();
+      });
+    }
+  });
+  child.kill('SIGINT');
+  const [code] = (await closed) as [number | null];
+  return { code, ...output };
+}
