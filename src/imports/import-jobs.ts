@@ -177,7 +177,8 @@ export class ImportJobs {
       const { from, count } = job;
       // Read once the import is held: an erasure (SPEC §17) rewrites chunks holding it too.
       const chunk = await importRepository.rowsOf(trx, importId, Math.floor(from / chunkRows), from % chunkRows, count);
-      if (!chunk) return false;
+      // Rolled back, not skipped: rows claimed are applied or the claim never happened.
+      if (!chunk) throw new Error(`import ${importId}: chunk of row ${from} missing`);
       const actor: Actor = { tenantId, tokenId: job.tokenId as string, requestId: `import:${importId}` };
       const custom = await target.customFields.of(trx, tenantId);
       const inputs = target.rows.inputs(job, custom, chunk.rows);
