@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { send, sleep } from '../helpers/http-client.js';
-import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
+import { printedToken } from '../helpers/server-process.js';
 import { BACKENDS, skipUnless } from '../helpers/test-database.js';
-import { createStore, type Store } from './stores.js';
+import { storeServers } from './store-servers.js';
 
 const LEADS = '/api/external/v1/leads';
 
@@ -13,24 +13,8 @@ for (const backend of BACKENDS) {
     skip: skipUnless(backend),
     timeout: 90_000,
   }, () => {
-    let store: Store;
-    const servers: ServerProcess[] = [];
-    const start = async () => {
-      const server = await startServer({
-        ...store.env,
-        FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
-      });
-      servers.push(server);
-      return server;
-    };
-    before(async () => {
-      store = await createStore(backend);
-    });
-    after(async () => {
-      await Promise.all(servers.map((server) => server.stop(2_000)));
-      await store?.destroy();
-    });
+    const servers = storeServers(backend);
+    const start = () => servers.start();
 
     it('every lead answered 201 before the kill is there after a restart, and the restarted server serves', async (t) => {
       const first = await start();

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { send, sleep } from '../helpers/http-client.js';
-import { printedToken, type ServerProcess, startServer } from '../helpers/server-process.js';
+import { printedToken } from '../helpers/server-process.js';
 import { BACKENDS, skipUnless } from '../helpers/test-database.js';
-import { createStore, type Store } from './stores.js';
+import { storeServers } from './store-servers.js';
 
 const API = '/api/external/v1';
 const ROWS = 20_000;
@@ -17,24 +17,8 @@ function csv(): string {
 
 for (const backend of BACKENDS) {
   describe(`kill -9 during an import (SPEC §23) [${backend}]`, { skip: skipUnless(backend), timeout: 180_000 }, () => {
-    let store: Store;
-    const servers: ServerProcess[] = [];
-    const start = async () => {
-      const server = await startServer({
-        ...store.env,
-        FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
-      });
-      servers.push(server);
-      return server;
-    };
-    before(async () => {
-      store = await createStore(backend);
-    });
-    after(async () => {
-      await Promise.all(servers.map((server) => server.stop(2_000)));
-      await store?.destroy();
-    });
+    const servers = storeServers(backend);
+    const start = () => servers.start();
 
     it('after a restart the import finishes with every row applied exactly once', async (t) => {
       const first = await start();
@@ -77,7 +61,7 @@ for (const backend of BACKENDS) {
         { status: 'succeeded', total: ROWS, processed: ROWS, created: ROWS, failed: 0 },
       );
       await restarted.stop(5_000);
-      const leads = (await store.leads()).filter((lead) => lead.name.startsWith('Row '));
+      const leads = (await servers.leads()).filter((lead) => lead.name.startsWith('Row '));
       assert.equal(leads.length, ROWS, 'no row applied twice, none skipped');
       assert.equal(new Set(leads.map((lead) => lead.name)).size, ROWS);
       t.diagnostic(
