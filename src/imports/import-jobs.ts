@@ -166,14 +166,13 @@ export class ImportJobs {
    */
   async #rows(tenantId: string, importId: string, handOff: boolean): Promise<boolean> {
     const handle = this.#handleOf(tenantId);
-    const found = await importRepository.find(handle, tenantId, importId);
-    if (!found || !(found.status === 'queued' || found.status === 'running')) return false;
-    const target = this.targets[found.resource];
     const { chunkRows } = IMPORT_LIMITS;
     if (handOff) await this.ready();
     return inTransaction(handle, async (trx) => {
+      // The claim is the check: no rows left, or the import over (cancelled), takes none.
       const job = await importRepository.claim(trx, tenantId, importId, this.rowsPerStep, chunkRows);
       if (!job) return false;
+      const target = this.targets[job.resource];
       const { from, count } = job;
       // Read once the import is held: an erasure (SPEC §17) rewrites chunks holding it too.
       const chunk = await importRepository.rowsOf(trx, importId, Math.floor(from / chunkRows), from % chunkRows, count);

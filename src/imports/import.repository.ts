@@ -22,7 +22,6 @@ export interface ImportRow {
   created: number;
   updated: number;
   failed: number;
-  chunks: number;
   nextRow: number;
   createdAt: Date;
   startedAt: Date | null;
@@ -91,13 +90,13 @@ export const importRepository = {
   },
 
   /** The upload is stored: the import waits for its first chunk's job (or, empty, is done: its event written). */
-  async received(trx: Db, tenantId: string, id: string, total: number, chunks: number): Promise<ImportRow> {
+  async received(trx: Db, tenantId: string, id: string, total: number): Promise<ImportRow> {
     const { rows } = await sql<ImportRow>`
       with written as (
-        update imports set total = ${total}, chunks = ${chunks},
-          status = case when ${chunks}::int = 0 then 'succeeded' else 'queued' end,
-          started_at = case when ${chunks}::int = 0 then now() end,
-          finished_at = case when ${chunks}::int = 0 then now() end
+        update imports set total = ${total},
+          status = case when ${total}::int = 0 then 'succeeded' else 'queued' end,
+          started_at = case when ${total}::int = 0 then now() end,
+          finished_at = case when ${total}::int = 0 then now() end
         where tenant_id = ${tenantId} and id = ${id} and status = 'receiving'
         returning *
       ), event as (

@@ -88,7 +88,7 @@ export class ImportService {
       if (rows.length > 0) await importRepository.addChunk(handle, id, seq++, total - rows.length + 1, rows);
       await this.jobs.ready();
       const stored = await inTransaction(handle, async (trx) => {
-        const received = await importRepository.received(trx, tenantId, id, total, seq);
+        const received = await importRepository.received(trx, tenantId, id, total);
         if (seq > 0) await this.jobs.add(trx, { tenantId, importId: id, step: 'rows' });
         return received;
       });

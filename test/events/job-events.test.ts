@@ -126,7 +126,7 @@ describeEachBackend(
         columns: ['name'],
         delimiter: ',',
       });
-      await importRepository.received(ctx.db, tenant.id, id, 1, 1);
+      await importRepository.received(ctx.db, tenant.id, id, 1);
       return id;
     }
 

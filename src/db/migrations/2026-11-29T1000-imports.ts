@@ -36,7 +36,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created integer not null default 0,
       updated integer not null default 0,
       failed integer not null default 0,
-      chunks integer not null default 0,
       next_row integer not null default 0,
       created_at timestamptz(3) not null default now(),
       started_at timestamptz(3),
