@@ -36,6 +36,7 @@ import {
   seedLeads,
   silent,
 } from './bench-database.js';
+import { PeakRss } from './throughput/proc.js';
 
 const API = '/api/external/v1';
 const SEED_STEP = 100_000;
@@ -49,22 +50,8 @@ const { values: options } = parseArgs({
   },
 });
 
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
-
-/** The process's RSS sampled every 20 ms: its peak since the last reset. */
-function rssSampler() {
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 20);
-  return {
-    reset: () => {
-      peak = process.memoryUsage().rss;
-    },
-    peak: () => Math.max(peak, process.memoryUsage().rss),
-    stop: () => clearInterval(timer),
-  };
-}
+const MIB = 1024 * 1024;
+const mb = (bytes: number) => (bytes / MIB).toFixed(0);
 
 async function run(scratch: ScratchDatabase, backend: string, rows: number, format: string): Promise<string> {
   const { database, bulk } = scratch;
@@ -119,7 +106,8 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, form
   };
   const stopProbe = probeNeighbour();
 
-  const rss = rssSampler();
+  // The bench runs the server in its own process: its RSS is the server's (PeakRss reports MB).
+  let rss = new PeakRss(process.pid, 20);
   const before = process.memoryUsage().rss;
   const started = performance.now();
   const { id } = await call(measured.token, 'POST', '/exports', { resource: 'lead', format });
@@ -130,11 +118,11 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, form
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const exportMs = performance.now() - started;
-  const exportPeak = rss.peak();
+  const exportPeak = rss.stop() * MIB;
   const neighbourWait = await stopProbe();
   if (state.status !== 'succeeded') throw new Error(`export ${state.status}`);
 
-  rss.reset();
+  rss = new PeakRss(process.pid, 20);
   const beforeDownload = process.memoryUsage().rss;
   const downloadStarted = performance.now();
   const downloaded = await new Promise<number>((resolve, reject) => {
@@ -156,8 +144,7 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, form
     ).on('error', reject);
   });
   const downloadMs = performance.now() - downloadStarted;
-  const downloadPeak = rss.peak();
-  rss.stop();
+  const downloadPeak = rss.stop() * MIB;
   // What the embedded database would cost everyone else with the whole export in one transaction.
   const single = database.backend === 'pglite' ? await oneTransaction() : undefined;
   await app.close();

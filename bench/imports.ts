@@ -9,7 +9,6 @@
  *   Without a PostgreSQL URL it runs on PGlite (a scratch data directory) with 100,000 rows.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,8 @@ import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../test/helpers/admin-api.js';
-import { PeakRss } from './throughput/proc.js';
+import { quantile } from '../test/helpers/quantile.js';
+import { PeakRss, statusKb } from './throughput/proc.js';
 import { freePort, npmStartFlags, type RunningServer, startServer } from './throughput/server-process.js';
 
 const API = '/api/external/v1';
@@ -31,17 +31,6 @@ const rows = Number(options.rows ?? (postgresUrl ? 1_000_000 : 100_000));
 const backend = postgresUrl ? 'postgres' : 'pglite';
 const SINGLES_SECONDS = 15;
 const PROBE_EVERY_MS = 100;
-
-/** The process's resident set size now, in MB. */
-function statusMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
-}
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 /** The CSV of `count` leads, made as it is read (never whole in memory). */
 function csvOf(count: number): Readable {
@@ -109,7 +98,7 @@ function quietTenant(server: RunningServer, token: string) {
     async stop() {
       stopped = true;
       await loop;
-      return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), count: latencies.length };
+      return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), count: latencies.length };
     },
   };
 }
@@ -200,7 +189,7 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     const idle = await idleProbe.stop();
 
-    const rssBefore = statusMb(server.pid);
+    const rssBefore = (statusKb(server.pid, 'VmRSS') ?? Number.NaN) / 1024;
     const rss = new PeakRss(server.pid);
     const busyProbe = quietTenant(server, quiet.token);
     const started = performance.now();

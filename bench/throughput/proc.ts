@@ -29,7 +29,7 @@ export function cpuMs(pid: number): number | undefined {
   }
 }
 
-function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
     return match ? Number(match[1]) : undefined;
