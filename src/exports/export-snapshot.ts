@@ -28,6 +28,8 @@ export class ExportBusy extends Error {
  * own (one consistent snapshot, however long the export), while the chunks go through the pool's
  * other connections. The transaction holds a lock on the export, so that of several instances
  * resuming exports at their start only one runs it; a crash ends the transaction and frees it.
+ * Being read-only, it never takes a transaction id, so however long it lasts it holds back no
+ * tenant's change feed (SPEC §14 shows an event once every older writer has ended).
  */
 export function postgresSnapshot<T>(
   db: Db,

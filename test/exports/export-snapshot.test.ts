@@ -10,6 +10,7 @@ import {
   type SnapshotSession,
 } from '../../src/exports/export-snapshot.js';
 import { writeFile } from '../../src/exports/export-writer.js';
+import { feedSettled } from '../helpers/feed.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
 import { csvObjects, fileOf, queuedExport } from './export-fixtures.js';
@@ -62,15 +63,26 @@ describeEachBackend('an export is one consistent snapshot (SPEC §23)', (ctx) =>
     if (ctx.backend !== 'postgres') return t.skip('the embedded database starts over instead (next test)');
     const [firstId] = [...names.keys()];
     const lastId = [...names.keys()].at(-1) as string;
+    let createdMeanwhile = '';
     const id = await exportWith(
       (exportId, work) => postgresSnapshot(ctx.db, exportId, work),
       async () => {
         const created = await ctx.api(tenant, 'POST', '/leads', { body: { name: 'Lead 99', email: uniqueEmail('n') } });
         assert.equal(created.status, 201);
+        createdMeanwhile = created.body._id;
         for (const changed of [firstId, lastId]) {
           const res = await ctx.api(tenant, 'PUT', `/leads/${changed}`, { body: { name: 'Zz renamed' } });
           assert.equal(res.status, 200, res.text);
         }
+        // The snapshot's transaction is read-only, so it never takes a transaction id and holds
+        // back no one's change feed (SPEC §14 shows an event once every older writer has ended).
+        await feedSettled(ctx.db, tenant.id);
+        const feed = await ctx.api(tenant, 'GET', '/events', { query: { objectId: createdMeanwhile } });
+        assert.equal(feed.status, 200, feed.text);
+        assert.deepEqual(
+          feed.body.map((event: { type: string }) => event.type),
+          ['lead.created'],
+        );
       },
     );
     const rows = csvObjects((await fileOf(ctx, tenant.token, id)).text);
