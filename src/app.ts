@@ -31,6 +31,7 @@ import { limitRateByAddress, limitRateByToken, openRateLimitStore } from './http
 import { limitRequestTime } from './http/request-deadline.js';
 import { installJsonParser, installRequestHooks } from './http/request-hooks.js';
 import { requestIdOf } from './http/request-id.js';
+import { cachedSerializers } from './http/serializer-cache.js';
 import { TenantLines } from './http/tenant-lines.js';
 import { defaultRequestConcurrency, defaultTenantShare, shareByTenantLines } from './http/tenant-share.js';
 import { turnsIn } from './http/tenant-turn.js';
@@ -88,6 +89,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     frameworkErrors: renderFrameworkError,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers } },
   });
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   // Schemas routes name by `$ref`: components of the OpenAPI document.

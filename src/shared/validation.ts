@@ -44,22 +44,39 @@ export function bodyValidator(): Ajv {
   return createAjv({ coerceTypes: false });
 }
 
+const NONE_SHARED: readonly object[] = [];
+/** One compiler per set of shared schemas for the process: every app built in it (tests build many) shares its Ajvs. */
+const compilers = new Map<readonly object[], FastifySchemaCompiler<unknown>>();
+
 /**
  * Bodies are strict (no coercion: `"score": "10"` is a 400); query strings and params arrive
  * as text, so there numbers are coerced from their text. `shared`: schemas with an `$id` that
- * routes name by `$ref` (the app adds them too, for its serialisers and its documents).
+ * routes name by `$ref` (the app adds them too, for its serialisers and its documents). A schema
+ * is compiled once for the process, found again by its JSON: routes build their schema objects
+ * afresh for each app.
  */
-export function buildValidatorCompiler(shared: readonly object[] = []): FastifySchemaCompiler<unknown> {
+export function buildValidatorCompiler(shared: readonly object[] = NONE_SHARED): FastifySchemaCompiler<unknown> {
+  const known = compilers.get(shared);
+  if (known) return known;
   const bodyAjv = bodyValidator();
   const textAjv = createAjv({ coerceTypes: true });
   for (const schema of shared) {
     bodyAjv.addSchema(schema);
     textAjv.addSchema(schema);
   }
-  return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const compiled = new Map<string, ReturnType<FastifySchemaCompiler<unknown>>>();
+  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+    const body = httpPart === 'body';
+    const key = `${body ? 'body' : 'text'}:${JSON.stringify(schema)}`;
+    let validate = compiled.get(key);
+    if (!validate) {
+      validate = (body ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+      compiled.set(key, validate);
+    }
+    return validate;
   };
+  compilers.set(shared, compiler);
+  return compiler;
 }
 
 /** Turns Ajv's errors into SPEC §2 `details`, one issue per field, the most telling error first. */
