@@ -83,14 +83,76 @@ async function embeddedStorage(): Promise<Storage> {
   return { env: { FUNIL_DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
 }
 
-for (const backend of BACKENDS) {
-  describe(`webhooks across a kill -9 (SPEC §15) [${backend}]`, { skip: skipUnless(backend) }, () => {
+// The suites below mostly wait (on answers held 5 s, on jobs to expire): they wait side by side.
+describe('webhook deliveries of server processes', { concurrency: true }, () => {
+  for (const backend of BACKENDS) {
+    describe(`webhooks across a kill -9 (SPEC §15) [${backend}]`, { skip: skipUnless(backend) }, () => {
+      const receiver = new WebhookReceiver();
+      let storage: Storage;
+      const servers: ServerProcess[] = [];
+      before(async () => {
+        await receiver.start();
+        storage = backend === 'postgres' ? await postgresStorage() : await embeddedStorage();
+      });
+      after(async () => {
+        await Promise.all(servers.map((server) => server.stop(5_000)));
+        await receiver.close();
+        await storage.drop();
+      });
+
+      it('every event committed before the kill is delivered, at least once, after a restart', async (t) => {
+        const env = { ...WEBHOOK_ENV, ...storage.env };
+        const first = await startServer(env);
+        servers.push(first);
+        const { token } = await tenantWithToken(first, 'Crash', SCOPES);
+        const hook = await call(first, token, 'POST', '/webhooks', {
+          url: receiver.url('/crash'),
+          events: ['lead.created'],
+        });
+        assert.equal(hook.status, 201);
+        // Answers that take 5 s: the kill finds every attempt that reached the receiver still in flight.
+        receiver.delayMs = 5_000;
+        const leads = 40;
+        for (let n = 0; n < leads; n++) {
+          const created = await call(first, token, 'POST', '/leads', { name: `Lead ${n}`, phone: String(n) });
+          assert.equal(created.status, 201);
+        }
+        await until('attempts in flight before the kill', () => receiver.idsAt('/crash').size >= 3, 30_000);
+        first.child.kill('SIGKILL');
+        await first.exited();
+        const inFlight = [...receiver.idsAt('/crash').keys()];
+        receiver.delayMs = 0;
+
+        const second = await startServer(env);
+        servers.push(second);
+        const expected = await createdEventIds(second, token, leads);
+        assert.equal(expected.length, leads);
+        await until(
+          'every event delivered after the restart',
+          () => expected.every((id) => receiver.idsAt('/crash').has(id)),
+          120_000,
+        );
+        // An attempt cut off by the kill is made again once its job expires (its answer never came).
+        await until(
+          'the attempts cut off by the kill made again',
+          () => inFlight.every((id) => (receiver.idsAt('/crash').get(id) ?? 0) >= 2),
+          120_000,
+        );
+        t.diagnostic(
+          `kill -9 [${backend}]: ${inFlight.length} attempts in flight at the kill, made again after the restart; ` +
+            `all ${leads} events delivered`,
+        );
+      });
+    });
+  }
+
+  describe('webhooks from two instances on one PostgreSQL (SPEC §15)', { skip: skipUnless('postgres') }, () => {
     const receiver = new WebhookReceiver();
     let storage: Storage;
-    const servers: ServerProcess[] = [];
+    let servers: ServerProcess[] = [];
     before(async () => {
       await receiver.start();
-      storage = backend === 'postgres' ? await postgresStorage() : await embeddedStorage();
+      storage = await postgresStorage();
     });
     after(async () => {
       await Promise.all(servers.map((server) => server.stop(5_000)));
@@ -98,96 +160,37 @@ for (const backend of BACKENDS) {
       await storage.drop();
     });
 
-    it('every event committed before the kill is delivered, at least once, after a restart', async (t) => {
+    it('deliver every event exactly once between them, with no duplicate attempt', async () => {
       const env = { ...WEBHOOK_ENV, ...storage.env };
-      const first = await startServer(env);
-      servers.push(first);
-      const { token } = await tenantWithToken(first, 'Crash', SCOPES);
-      const hook = await call(first, token, 'POST', '/webhooks', {
-        url: receiver.url('/crash'),
-        events: ['lead.created'],
-      });
+      servers = [await startServer(env)];
+      servers.push(await startServer(env));
+      const [a, b] = servers as [ServerProcess, ServerProcess];
+      const { token } = await tenantWithToken(a, 'Pair', SCOPES);
+      const hook = await call(b, token, 'POST', '/webhooks', { url: receiver.url('/pair'), events: ['*'] });
       assert.equal(hook.status, 201);
-      // Answers that take 5 s: the kill finds every attempt that reached the receiver still in flight.
-      receiver.delayMs = 5_000;
-      const leads = 40;
-      for (let n = 0; n < leads; n++) {
-        const created = await call(first, token, 'POST', '/leads', { name: `Lead ${n}`, phone: String(n) });
-        assert.equal(created.status, 201);
-      }
-      await until('attempts in flight before the kill', () => receiver.idsAt('/crash').size >= 3, 30_000);
-      first.child.kill('SIGKILL');
-      await first.exited();
-      const inFlight = [...receiver.idsAt('/crash').keys()];
-      receiver.delayMs = 0;
-
-      const second = await startServer(env);
-      servers.push(second);
-      const expected = await createdEventIds(second, token, leads);
+      const leads = 100;
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, worker) => {
+          for (let n = worker; n < leads; n += 10) {
+            const created = await call(n % 2 ? a : b, token, 'POST', '/leads', { name: `Lead ${n}`, phone: String(n) });
+            assert.equal(created.status, 201);
+          }
+        }),
+      );
+      const expected = await createdEventIds(a, token, leads);
       assert.equal(expected.length, leads);
-      await until(
-        'every event delivered after the restart',
-        () => expected.every((id) => receiver.idsAt('/crash').has(id)),
-        120_000,
+      await until('every event delivered', () => expected.every((id) => receiver.idsAt('/pair').has(id)), 60_000);
+      // Time for a duplicate, were there one, to arrive.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const ids = receiver.idsAt('/pair');
+      assert.equal(ids.size, leads);
+      assert.deepEqual(
+        [...ids].filter(([, count]) => count > 1),
+        [],
       );
-      // An attempt cut off by the kill is made again once its job expires (its answer never came).
-      await until(
-        'the attempts cut off by the kill made again',
-        () => inFlight.every((id) => (receiver.idsAt('/crash').get(id) ?? 0) >= 2),
-        120_000,
-      );
-      t.diagnostic(
-        `kill -9 [${backend}]: ${inFlight.length} attempts in flight at the kill, made again after the restart; ` +
-          `all ${leads} events delivered`,
-      );
+      const succeeded = (await attempts(a, 'succeeded')) + (await attempts(b, 'succeeded'));
+      assert.equal(succeeded, leads);
+      assert.equal((await attempts(a, 'duplicate')) + (await attempts(b, 'duplicate')), 0);
     });
-  });
-}
-
-describe('webhooks from two instances on one PostgreSQL (SPEC §15)', { skip: skipUnless('postgres') }, () => {
-  const receiver = new WebhookReceiver();
-  let storage: Storage;
-  let servers: ServerProcess[] = [];
-  before(async () => {
-    await receiver.start();
-    storage = await postgresStorage();
-  });
-  after(async () => {
-    await Promise.all(servers.map((server) => server.stop(5_000)));
-    await receiver.close();
-    await storage.drop();
-  });
-
-  it('deliver every event exactly once between them, with no duplicate attempt', async () => {
-    const env = { ...WEBHOOK_ENV, ...storage.env };
-    servers = [await startServer(env)];
-    servers.push(await startServer(env));
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    const { token } = await tenantWithToken(a, 'Pair', SCOPES);
-    const hook = await call(b, token, 'POST', '/webhooks', { url: receiver.url('/pair'), events: ['*'] });
-    assert.equal(hook.status, 201);
-    const leads = 100;
-    await Promise.all(
-      Array.from({ length: 10 }, async (_, worker) => {
-        for (let n = worker; n < leads; n += 10) {
-          const created = await call(n % 2 ? a : b, token, 'POST', '/leads', { name: `Lead ${n}`, phone: String(n) });
-          assert.equal(created.status, 201);
-        }
-      }),
-    );
-    const expected = await createdEventIds(a, token, leads);
-    assert.equal(expected.length, leads);
-    await until('every event delivered', () => expected.every((id) => receiver.idsAt('/pair').has(id)), 60_000);
-    // Time for a duplicate, were there one, to arrive.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const ids = receiver.idsAt('/pair');
-    assert.equal(ids.size, leads);
-    assert.deepEqual(
-      [...ids].filter(([, count]) => count > 1),
-      [],
-    );
-    const succeeded = (await attempts(a, 'succeeded')) + (await attempts(b, 'succeeded'));
-    assert.equal(succeeded, leads);
-    assert.equal((await attempts(a, 'duplicate')) + (await attempts(b, 'duplicate')), 0);
   });
 });

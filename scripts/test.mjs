@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// `npm test`: every test file, on both backends, the way CI runs them.
+//
+// A test process spends about 1.5 s of CPU starting (tsx, Fastify, the app's modules) before its
+// first test; one per file was a fifth of the suite's CPU. So the main files run in bundles: a
+// bundle is a generated file that imports a few test files, which `node --test` runs in one
+// process, their suites one after the other. The files that take longest run alone and first, so
+// that the run does not end waiting on one of them; a file that must see a fresh process does too.
+// The fault tests (kill -9, a database that goes away) run after, one at a time.
+//
+//   npm test                      every file
+//   npm test -- test/leads/*.ts   these files, each in its own process
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+/** Test files bundled together, at most. */
+const BUNDLE_FILES = 6;
+/** Processes at once: the suite waits on PostgreSQL, browsers and servers a good part of its time. */
+const CONCURRENCY = 3;
+const TIMEOUT_MS = 300_000;
+/** Alone, and first: the longest files (half a minute or more each) … */
+const LONGEST = [
+  'test/webhooks/webhook-processes.test.ts',
+  'test/console/console.test.ts',
+  'test/console/console-pipelines.test.ts',
+  'test/console/console-imports.test.ts',
+  'test/webhooks/webhooks.test.ts',
+  'test/server/embedded-restart.test.ts',
+  'test/console/console-duplicates.test.ts',
+  'test/cli/cli.test.ts',
+];
+/** … and the files that must see a process of their own (which modules it loads, say). */
+const OWN_PROCESS = ['test/mcp/mcp-loading.test.ts'];
+
+function testFiles(dir) {
+  return readdirSync(join(root, dir), { recursive: true })
+    .filter((name) => name.endsWith('.test.ts'))
+    .map((name) => join(dir, name))
+    .sort();
+}
+
+function runTests(files, concurrency) {
+  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TIMEOUT_MS}`];
+  const { status, signal } = spawnSync(process.execPath, [...args, ...files], { cwd: root, stdio: 'inherit' });
+  return status ?? (signal ? 1 : 0);
+}
+
+/** Writes the bundles of `files` (each a module importing its files) into `dir`; their paths. */
+function bundle(files, dir) {
+  mkdirSync(dir, { recursive: true });
+  const paths = [];
+  for (let start = 0; start < files.length; start += BUNDLE_FILES) {
+    const group = files.slice(start, start + BUNDLE_FILES);
+    const path = join(dir, `${String(paths.length).padStart(2, '0')}.test.mjs`);
+    writeFileSync(path, group.map((file) => `import ${JSON.stringify(join(root, file))};\n`).join(''));
+    paths.push(relative(root, path));
+  }
+  return paths;
+}
+
+const chosen = process.argv.slice(2);
+if (chosen.length > 0) process.exit(runTests(chosen, CONCURRENCY));
+
+const alone = [...LONGEST, ...OWN_PROCESS];
+const main = testFiles('test').filter((file) => !file.startsWith('test/faults/'));
+const missing = alone.filter((file) => !main.includes(file));
+if (missing.length > 0) throw new Error(`scripts/test.mjs names files that are gone: ${missing.join(', ')}`);
+const bundlesDir = join(root, '.cache', 'test-bundles', String(process.pid));
+let status;
+try {
+  const bundles = bundle(
+    main.filter((file) => !alone.includes(file)),
+    bundlesDir,
+  );
+  status = runTests([...alone, ...bundles], CONCURRENCY);
+} finally {
+  rmSync(bundlesDir, { recursive: true, force: true });
+}
+if (status === 0) status = runTests(testFiles('test/faults'), 1);
+process.exit(status);
