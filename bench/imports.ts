@@ -5,10 +5,13 @@
  * and the latency of a quiet tenant's requests while it runs, against the same requests on the idle
  * server.
  *
- *   npm run build && FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/imports.ts [--rows N] [--results DIR]
- *   Without a PostgreSQL URL it runs on PGlite (a scratch data directory) with 100,000 rows.
+ *   npm run build && FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/imports.ts [--rows N] [--backend embedded|postgres] [--results DIR]
+ *   On PostgreSQL (a database of its own, dropped after) when FUNIL_BENCH_DATABASE_URL (else
+ *   FUNIL_TEST_DATABASE_URL) is set, with 1,000,000 rows; else, or with `--backend embedded`, on
+ *   PGlite (a scratch data directory) with 100,000. `npm run bench` ends with both.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -19,18 +22,25 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../test/helpers/admin-api.js';
+import { withAdminClient, withDatabase } from '../test/helpers/postgres-admin.js';
 import { quantile } from '../test/helpers/quantile.js';
+import { benchPostgresUrl } from './bench-database.js';
 import { PeakRss, statusKb } from './throughput/proc.js';
 import { freePort, npmStartFlags, type RunningServer, startServer } from './throughput/server-process.js';
 
 const API = '/api/external/v1';
 const root = new URL('..', import.meta.url).pathname;
-const postgresUrl = process.env.FUNIL_BENCH_DATABASE_URL;
 const { values: options } = parseArgs({
-  options: { rows: { type: 'string' }, results: { type: 'string', default: 'bench/results' } },
+  options: {
+    rows: { type: 'string' },
+    backend: { type: 'string' },
+    results: { type: 'string', default: 'bench/results' },
+  },
 });
-const rows = Number(options.rows ?? (postgresUrl ? 1_000_000 : 100_000));
-const backend = postgresUrl ? 'postgres' : 'pglite';
+const serverUrl = options.backend === 'embedded' ? undefined : benchPostgresUrl();
+if (options.backend === 'postgres' && !serverUrl) throw new Error('--backend postgres: set FUNIL_BENCH_DATABASE_URL');
+const rows = Number(options.rows ?? (serverUrl ? 1_000_000 : 100_000));
+const backend = serverUrl ? 'postgres' : 'pglite';
 const SINGLES_SECONDS = 15;
 const PROBE_EVERY_MS = 25;
 
@@ -144,13 +154,16 @@ async function waitForImport(server: RunningServer, token: string, id: string) {
   }
 }
 
-async function freshPostgres(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(
-    'drop schema if exists public cascade; drop schema if exists pgboss cascade; create schema public',
-  );
-  await client.end();
+/** A database of the run's own on the PostgreSQL server at `url` (the server migrates it), dropped after. */
+async function scratchDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `funil_benchimport_${randomBytes(4).toString('hex')}`;
+  await withAdminClient(url, (client) => client.query(`create database ${name}`));
+  return {
+    url: withDatabase(url, name),
+    drop: async () => {
+      await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
+    },
+  };
 }
 
 /** The server must be on the PostgreSQL given, not on a data directory: its tenants are there. */
@@ -167,7 +180,8 @@ async function assertServedFrom(url: string): Promise<void> {
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'funil-import-bench-'));
-  if (postgresUrl) await freshPostgres(postgresUrl);
+  const scratch = serverUrl ? await scratchDatabase(serverUrl) : undefined;
+  const postgresUrl = scratch?.url;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'production',
@@ -221,7 +235,7 @@ async function main(): Promise<void> {
     const report = [
       `# Import of ${rows.toLocaleString('en')} leads (${backend}), ${new Date().toISOString()}`,
       '',
-      `Command: \`${postgresUrl ? 'FUNIL_BENCH_DATABASE_URL=… ' : ''}npx tsx bench/imports.ts --rows ${rows}\` (after \`npm run build\`), a server started as \`npm start\` runs it, on this machine (2 cores); wrk on the same machine.`,
+      `Command: \`${postgresUrl ? 'FUNIL_BENCH_DATABASE_URL=… ' : ''}npx tsx bench/imports.ts --rows ${rows}${postgresUrl ? '' : ' --backend embedded'}\` (after \`npm run build\`), a server started as \`npm start\` runs it, on this machine (2 cores); wrk on the same machine.`,
       '',
       '| measure | value |',
       '| --- | --- |',
@@ -242,6 +256,7 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
+    await scratch?.drop();
   }
 }
 

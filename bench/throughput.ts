@@ -11,6 +11,9 @@
  *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
  *            --no-lists (skips bench/lists.ts, which runs after it: page 1 against the deepest page of
  *            a walk over 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/lists.md)
+ *            --no-jobs (skips bench/imports.ts and bench/exports.ts, which run last: an import and an
+ *            export of 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/imports-*.md
+ *            and DIR/exports.md)
  *            --load-generator wrk|autocannon (wrk when it is installed)
  *            --paced-rate N (1000; 0: no paced runs) --node PATH (the servers' Node.js; this one)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
@@ -90,6 +93,7 @@ const { values: options } = parseArgs({
     'no-profile': { type: 'boolean', default: false },
     'no-large-tenant': { type: 'boolean', default: false },
     'no-lists': { type: 'boolean', default: false },
+    'no-jobs': { type: 'boolean', default: false },
     'load-generator': { type: 'string' },
     'paced-rate': { type: 'string', default: '1000' },
     node: { type: 'string' },
@@ -282,8 +286,8 @@ async function main(): Promise<void> {
   console.log(`\n${report}`);
   log(`wrote ${relative(ROOT, join(RESULTS, 'latest.md'))}, latest.json and latest.run.json`);
   // Each in a process of its own, with the machine to itself: every server of the run has stopped.
-  const runAlone = (script: string) =>
-    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS], {
+  const runAlone = (script: string, ...args: string[]) =>
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS, ...args], {
       cwd: ROOT,
       stdio: 'inherit',
     });
@@ -294,6 +298,14 @@ async function main(): Promise<void> {
   if (!interrupted && !options['no-lists']) {
     log('keyset paging: page 1 against the deepest page of a walk over 1,000,000 leads (bench/lists.ts)');
     runAlone('lists.ts');
+  }
+  if (!interrupted && !options['no-jobs']) {
+    log(
+      'SPEC §23: an import of 1,000,000 leads (100,000 embedded) against single POSTs, and an export (bench/imports.ts, bench/exports.ts)',
+    );
+    if (benchPostgresUrl()) runAlone('imports.ts', '--backend', 'postgres');
+    runAlone('imports.ts', '--backend', 'embedded');
+    runAlone('exports.ts');
   }
   const failures = rows.filter((row) => row.errors > 0);
   if (failures.length) {
