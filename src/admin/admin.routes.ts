@@ -163,8 +163,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         operationId: 'revokeToken',
         summary: 'Revoke a token',
         description:
-          'It is refused from now on (at once on this instance, within seconds on the others), and the webhook ' +
-          'subscriptions it created pause until another token of the tenant takes them over.',
+          'It is refused from now on (at once on this instance, within seconds on the others), the webhook ' +
+          'subscriptions it created pause until another token of the tenant takes them over, and the imports it ' +
+          'uploaded that are still running stop after their current step, cancelled.',
         tags: ['tokens'],
         params: TokenParams,
         response: { 200: answer(SuccessBody, 'Revoked.'), ...errorResponses(403, 404) },

@@ -169,6 +169,7 @@ export class ImportJobs {
     const { chunkRows } = IMPORT_LIMITS;
     if (handOff) await this.ready();
     return inTransaction(handle, async (trx) => {
+      if (await importRepository.cancelIfTokenLapsed(trx, tenantId, importId)) return false;
       // The claim is the check: no rows left, or the import over (cancelled), takes none.
       const job = await importRepository.claim(trx, tenantId, importId, this.rowsPerStep, chunkRows);
       if (!job) return false;

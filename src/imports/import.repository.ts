@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { changeEvents } from '../events/change-events.js';
 import type { Text } from '../shared/messages.js';
@@ -237,6 +237,15 @@ export const importRepository = {
     return end(handle, tenantId, id, 'cancelled');
   },
 
+  /**
+   * Ends as cancelled, with its event, an import whose token has been revoked or has expired since
+   * it was made: the import writes as that token (SPEC §5), and a token taken back must stop what
+   * it started, as a webhook of that token stops delivering. Undefined when the token still holds.
+   */
+  cancelIfTokenLapsed(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
+    return end(handle, tenantId, id, 'cancelled', TOKEN_LAPSED);
+  },
+
   /** Marks an import failed for good (its chunk could not be applied however often it was tried), with its event. */
   fail(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
     return end(handle, tenantId, id, 'failed');
@@ -329,17 +338,22 @@ export const importRepository = {
   },
 };
 
+/** Of an import: the token it writes as is revoked, expired, or gone. */
+const TOKEN_LAPSED = sql`not coalesce((select k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+  from api_tokens k where k.id = imports.token_id and k.tenant_id = imports.tenant_id), false)`;
+
 /** Ends an import not over yet as `status`, with its `import.finished` event (SPEC §23), in one statement. */
 async function end(
   handle: Db,
   tenantId: string,
   id: string,
   status: 'cancelled' | 'failed',
+  when: RawBuilder<unknown> = sql`true`,
 ): Promise<ImportRow | undefined> {
   const { rows } = await sql<ImportRow>`
     with written as (
       update imports set status = ${status}, finished_at = now()
-      where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running')
+      where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running') and ${when}
       returning *
     ), event as (
       insert into events (tenant_id, type, object_id, token_id, request_id, object, previous)

@@ -3,7 +3,7 @@ import { before, it } from 'node:test';
 import { importRepository } from '../../src/imports/import.repository.js';
 import { newId } from '../../src/shared/ids.js';
 import { assertError } from '../helpers/assert-error.js';
-import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
+import { ADMIN_API, ADMIN_TOKEN, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
 import { CSV, faultsOf, imported, importOver, type Json, NDJSON, upload } from './import-helpers.js';
 
@@ -317,5 +317,79 @@ describeEachBackend('imports and personal data (SPEC §17, §23)', (ctx) => {
     assert.equal(fault.row, 1);
     const found = await ctx.api(tenant, 'GET', '/leads?email=gone@erase.example');
     assert.deepEqual(found.body, []);
+  });
+});
+
+describeEachBackend('an import and the token that made it (SPEC §5, §23)', (ctx) => {
+  /** An import of two leads, stored and queued as an upload leaves it before a job takes it, made by `tokenId`. */
+  async function queued(tenantId: string, tokenId: string, source: string): Promise<string> {
+    const id = newId();
+    await importRepository.create(ctx.db, {
+      tenantId,
+      id,
+      resource: 'lead',
+      format: 'csv',
+      upsert: null,
+      dryRun: false,
+      tokenId,
+      columns: ['name', 'phone', 'source'],
+      delimiter: ',',
+    });
+    await importRepository.addChunk(ctx.db, id, 0, 1, [
+      ['First', '11 3333-0001', source],
+      ['Second', '11 3333-0002', source],
+    ]);
+    await importRepository.received(ctx.db, tenantId, id, 2);
+    return id;
+  }
+
+  /** Runs the import jobs on another instance until every import of the list is over, as `reader` sees them. */
+  async function runUntilOver(reader: TestTenant, ids: readonly string[]): Promise<Json[]> {
+    const instance = ctx.services();
+    try {
+      await instance.importJobs.resumeAll();
+      return await Promise.all(ids.map((id) => importOver(ctx, reader, id)));
+    } finally {
+      await instance.jobQueue.stop();
+    }
+  }
+
+  it('stops, cancelled, once its token is revoked or has expired: nothing more is written as that token', async () => {
+    const tenant = await ctx.tenant();
+    const revoked = await ctx.token(tenant.id, ['leads:write']);
+    const expiring = await ctx.token(tenant.id, ['leads:write'], new Date(Date.now() + 60_000));
+    const kept = await ctx.token(tenant.id, ['leads:write']);
+    const revokedImport = await queued(tenant.id, revoked.id, 'revoked-token');
+    const expiredImport = await queued(tenant.id, expiring.id, 'expired-token');
+    const keptImport = await queued(tenant.id, kept.id, 'kept-token');
+
+    const revoke = await ctx.request('DELETE', `${ADMIN_API}/tokens/${revoked.id}`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    assert.equal(revoke.status, 200, revoke.text);
+    await ctx.db
+      .updateTable('apiTokens')
+      .set({ expiresAt: new Date(Date.now() - 1_000) })
+      .where('id', '=', expiring.id)
+      .execute();
+
+    const [revokedOver, expiredOver, keptOver] = await runUntilOver(tenant, [revokedImport, expiredImport, keptImport]);
+    for (const over of [revokedOver, expiredOver]) {
+      assert.deepEqual(
+        { status: over.status, processed: over.processed, created: over.created },
+        { status: 'cancelled', processed: 0, created: 0 },
+      );
+    }
+    assert.deepEqual({ status: keptOver.status, created: keptOver.created }, { status: 'succeeded', created: 2 });
+    for (const source of ['revoked-token', 'expired-token']) {
+      assert.deepEqual((await ctx.api(tenant, 'GET', `/leads?source=${source}`)).body, [], source);
+    }
+    const events = await ctx.api(tenant, 'GET', '/events', {
+      query: { types: 'import.finished', objectId: revokedImport },
+    });
+    assert.deepEqual(
+      events.body.map((event: Json) => event.data.object.status),
+      ['cancelled'],
+    );
   });
 });
