@@ -3,6 +3,7 @@ import { before, it } from 'node:test';
 import { importRepository } from '../../src/imports/import.repository.js';
 import { newId } from '../../src/shared/ids.js';
 import { assertError } from '../helpers/assert-error.js';
+import { feedSettled } from '../helpers/feed.js';
 import { ADMIN_API, ADMIN_TOKEN, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
 import { uniqueEmail } from '../helpers/unique.js';
 import { CSV, faultsOf, imported, importOver, type Json, NDJSON, upload } from './import-helpers.js';
@@ -384,6 +385,8 @@ describeEachBackend('an import and the token that made it (SPEC §5, §23)', (ct
     for (const source of ['revoked-token', 'expired-token']) {
       assert.deepEqual((await ctx.api(tenant, 'GET', `/leads?source=${source}`)).body, [], source);
     }
+    // A transaction open elsewhere on a shared server holds events back from the feed (SPEC §14).
+    await feedSettled(ctx.db, tenant.id);
     const events = await ctx.api(tenant, 'GET', '/events', {
       query: { types: 'import.finished', objectId: revokedImport },
     });
