@@ -184,6 +184,7 @@ describeEachBackend('imports (SPEC §23)', (ctx) => {
     const done = await imported(ctx, tenant, 'name,phone,source\nEvented,11 3333-0004,evt\n', 'resource=lead');
     const [lead] = await leadsBy('evt');
     assert.ok(lead, JSON.stringify(done));
+    await feedSettled(ctx.db, tenant.id);
     const events = await get(`/events?objectId=${lead._id}`);
     assert.equal(events[0]?.requestId, `import:${done.id}`);
     assert.equal(events[0]?.actor.tokenId, tenant.tokenId);
