@@ -1,10 +1,20 @@
-import type { Selectable } from 'kysely';
+import type { RawBuilder, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { ApiTokenTable } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 
 export type TokenRow = Omit<Selectable<ApiTokenTable>, 'tokenHash'>;
+
+/**
+ * SQL: whether the token `tokenId` names (a token of `tenantId`) still holds, neither revoked nor
+ * expired; null when there is no such token. For what a token started and goes on doing in its
+ * name (a webhook subscription, an import).
+ */
+export function tokenHolds(tokenId: RawBuilder<unknown>, tenantId: RawBuilder<unknown>): RawBuilder<boolean | null> {
+  return sql<boolean | null>`(select k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+    from api_tokens k where k.id = ${tokenId} and k.tenant_id = ${tenantId})`;
+}
 
 /** Never the hash: it stays in the database. */
 const TOKEN_COLUMNS = [

@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import { tokenHolds } from '../auth/token.repository.js';
 import type { Db } from '../db/database.js';
 import { changeEvents } from '../events/change-events.js';
 import type { Text } from '../shared/messages.js';
@@ -339,8 +340,7 @@ export const importRepository = {
 };
 
 /** Of an import: the token it writes as is revoked, expired, or gone. */
-const TOKEN_LAPSED = sql`not coalesce((select k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
-  from api_tokens k where k.id = imports.token_id and k.tenant_id = imports.tenant_id), false)`;
+const TOKEN_LAPSED = sql`not coalesce(${tokenHolds(sql.raw('imports.token_id'), sql.raw('imports.tenant_id'))}, false)`;
 
 /** Ends an import not over yet as `status`, with its `import.finished` event (SPEC §23), in one statement. */
 async function end(

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { tokenHolds } from '../auth/token.repository.js';
 import type { Db } from '../db/database.js';
 import { JOB_EVENT_TYPES } from '../events/change-events.js';
 import type { Position } from '../events/event.repository.js';
@@ -111,8 +112,7 @@ export type SubscriptionChanges = Partial<
 >;
 
 /** Of a subscription `s`: its creating token neither revoked nor expired (one made before owners were kept: valid). */
-const OWNER_VALID = sql.raw(`coalesce((select k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
-  from api_tokens k where k.id = s.created_by), true)`);
+const OWNER_VALID = sql`coalesce(${tokenHolds(sql.raw('s.created_by'), sql.raw('s.tenant_id'))}, true)`;
 
 const SUBSCRIPTION_COLUMNS = sql.raw(
   'id, tenant_id, url, description, event_types, families, filter, active, disabled_reason, secret, previous_secrets, created_by, failing_since, created_at, updated_at',
