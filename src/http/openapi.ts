@@ -314,14 +314,21 @@ const DOCS_LOGO =
 
 /**
  * Points the top bar's mark at the console: @fastify/swagger-ui sets the logo's `href` on the image,
- * not on its link. A file of its own, so the page's CSP lets it run.
+ * not on its link. It watches the page rather than polling it: Swagger UI draws the whole reference
+ * in one long task, and a timer waits behind it (seconds on a busy machine) where a mutation
+ * observer runs as soon as the top bar is drawn, and again if it is ever drawn anew.
+ * A file of its own, so the page's CSP lets it run.
  */
-const CONSOLE_LINK = `(function link() {
-  var anchor = document.querySelector('#swagger-ui .topbar-wrapper a');
-  if (!anchor) return setTimeout(link, 100);
-  anchor.href = '/console';
-  anchor.target = '_self';
-  anchor.setAttribute('aria-label', 'Funil console');
+const CONSOLE_LINK = `(function () {
+  function link() {
+    var anchor = document.querySelector('#swagger-ui .topbar-wrapper a');
+    if (!anchor || anchor.getAttribute('href') === '/console') return;
+    anchor.href = '/console';
+    anchor.target = '_self';
+    anchor.setAttribute('aria-label', 'Funil console');
+  }
+  new MutationObserver(link).observe(document.documentElement, { childList: true, subtree: true });
+  link();
 })();`;
 
 /**

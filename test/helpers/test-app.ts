@@ -10,6 +10,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import type { Database, Db } from '../../src/db/database.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { ContractChecker } from './contract.js';
+import { feedSettled } from './feed.js';
 import { BACKENDS, type Backend, createTestDatabase, skipUnless, type TestDatabase } from './test-database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -58,6 +59,12 @@ export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
   query?: Record<string, string>;
+  /**
+   * A GET of the external feed first waits for it to settle, as a test means "the feed, now that my
+   * writes are in", and a transaction of another test file on the shared server holds events back
+   * (SPEC §14). A test of that holding back reads the feed as it stands.
+   */
+  feedAsItStands?: boolean;
   /** The client's address as the server sees it (inject's default: 127.0.0.1). */
   remoteAddress?: string;
 }
@@ -140,6 +147,7 @@ export class TestContext {
       headers['content-type'] ??= 'application/json';
       inject.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     }
+    if (method === 'GET' && url.split('?')[0] === `${API}/events` && !options.feedAsItStands) await feedSettled(this.db);
     const response = await this.app.inject(inject);
     const contentType = String(response.headers['content-type'] ?? '');
     let body: unknown = response.body;
