@@ -147,7 +147,8 @@ export class TestContext {
       headers['content-type'] ??= 'application/json';
       inject.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     }
-    if (method === 'GET' && url.split('?')[0] === `${API}/events` && !options.feedAsItStands) await feedSettled(this.db);
+    if (method === 'GET' && url.split('?')[0] === `${API}/events` && !options.feedAsItStands)
+      await feedSettled(this.db);
     const response = await this.app.inject(inject);
     const contentType = String(response.headers['content-type'] ?? '');
     let body: unknown = response.body;
