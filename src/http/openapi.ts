@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { SCOPES, type ScopeRule } from '../auth/scopes.js';
+import { withSharedAnswerParts } from './openapi-shared-parts.js';
 import { errorResponses } from './schemas.js';
 
 const generalErrors = errorResponses(403, 429, 500, 503) as unknown as Record<string, Record<string, unknown>>;
@@ -90,10 +91,12 @@ export async function describeApi(app: FastifyInstance, options: DocumentOptions
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => documentRoute(options, schema, url, route),
     transformObject: (document) =>
-      withRequiredHeaders(
-        withOptionalBodies(
-          withOnlyUsedSchemas(
-            withoutValidatorKeywords('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+      withSharedAnswerParts(
+        withRequiredHeaders(
+          withOptionalBodies(
+            withOnlyUsedSchemas(
+              withoutValidatorKeywords('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+            ),
           ),
         ),
       ) as object,

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 
 interface OpenApiDocument {
   servers: { url: string }[];
-  components?: { schemas?: Record<string, object> };
+  components?: { schemas?: Record<string, object>; headers?: Record<string, { required?: boolean }> };
   paths: Record<
     string,
     Record<
@@ -13,7 +13,10 @@ interface OpenApiDocument {
       {
         responses: Record<
           string,
-          { content?: Record<string, { schema: object }>; headers?: Record<string, { required?: boolean }> }
+          {
+            content?: Record<string, { schema: object }>;
+            headers?: Record<string, { required?: boolean; $ref?: string }>;
+          }
         >;
       }
     >
@@ -69,7 +72,8 @@ export class ContractChecker {
     const response = operation.responses[String(status)];
     if (!response) throw new AssertionError({ message: `undocumented status: ${where}` });
     const missing = Object.entries(response.headers ?? {})
-      .filter(([name, header]) => header.required && headers[name.toLowerCase()] === undefined)
+      .map(([name, header]) => [name, resolved(header, route.components)] as const)
+      .filter(([name, header]) => header?.required && headers[name.toLowerCase()] === undefined)
       .map(([name]) => name);
     if (missing.length)
       throw new AssertionError({ message: `${where}: required headers missing: ${missing.join(', ')}` });
@@ -91,4 +95,16 @@ export class ContractChecker {
       });
     }
   }
+}
+
+/** A header as the document defines it: itself, or the shared one its `$ref` names. */
+function resolved(
+  header: { required?: boolean; $ref?: string },
+  components: OpenApiDocument['components'],
+): { required?: boolean } | undefined {
+  if (header.$ref === undefined) return header;
+  const name = header.$ref.replace('#/components/headers/', '');
+  const shared = components?.headers?.[name];
+  if (!shared) throw new AssertionError({ message: `unresolved header reference ${header.$ref}` });
+  return shared;
 }

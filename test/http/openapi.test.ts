@@ -64,6 +64,13 @@ const EXTERNAL_OPERATIONS = [
   'post /personal-data/erase erasePersonalData privacy:write',
 ];
 
+/** `value`, or the component its `$ref` names. */
+function shared(document: Json, value: Json): Json {
+  if (!value?.$ref) return value;
+  const [, , kind, name] = value.$ref.split('/');
+  return document.components[kind][name];
+}
+
 function operations(document: Json): [string, string, Json][] {
   return Object.entries(document.paths as Json).flatMap(([path, item]) =>
     Object.entries(item as Json).map(([method, operation]) => [method, path, operation] as [string, string, Json]),
@@ -124,7 +131,7 @@ describeEachBackend(
         if (method !== 'get' && method !== 'delete') assert.ok(statuses.includes('400'), `${method} ${path} 400`);
         for (const [status, response] of Object.entries(operation.responses as Json)) {
           // An export's file is CSV or NDJSON; every other answer, JSON.
-          const schema = (response as Json).content['application/json']?.schema;
+          const schema = shared(external, (response as Json).content['application/json']?.schema);
           assert.ok((response as Json).headers['X-Request-Id'], `${method} ${path} ${status} X-Request-Id`);
           assert.ok((response as Json).headers['RateLimit-Remaining'], `${method} ${path} ${status} RateLimit`);
           if (!schema) assert.equal(`${method} ${path} ${status}`, 'get /exports/{id}/file 200');
@@ -204,7 +211,7 @@ describeEachBackend(
     });
 
     it('describes a filter once, as the components EventFilter and EventCondition, which the webhooks name (SPEC §22)', () => {
-      assert.deepEqual(Object.keys(external.components.schemas).sort(), ['EventCondition', 'EventFilter']);
+      assert.deepEqual(Object.keys(external.components.schemas).sort(), ['Error', 'EventCondition', 'EventFilter']);
       const filter = external.components.schemas.EventFilter;
       assert.deepEqual(Object.keys(filter.properties).sort(), ['changedFields', 'excludeActors', 'types', 'where']);
       assert.equal(filter.properties.where.$ref, '#/components/schemas/EventCondition');
@@ -221,7 +228,29 @@ describeEachBackend(
       assert.ok(answer.required.includes('filter'));
       const feed = external.paths['/events'].get.parameters.find((p: Json) => p.name === 'filter');
       assert.match(feed.description, /EventFilter/);
-      assert.deepEqual(admin.components.schemas ?? {}, {}, 'the admin document names none of them');
+      assert.deepEqual(Object.keys(admin.components.schemas), ['Error'], 'the admin document names none of them');
+    });
+
+    it('describes the error body and the headers every answer carries once, under components', () => {
+      for (const document of [external, admin]) {
+        for (const [method, path, operation] of operations(document)) {
+          for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+            const schema = response.content['application/json']?.schema;
+            if (Number(status) >= 400)
+              assert.equal(schema.$ref, '#/components/schemas/Error', `${method} ${path} ${status}`);
+            for (const header of Object.values(response.headers as Record<string, Json>)) {
+              if (header.$ref)
+                assert.ok(shared(document, header)?.schema, `${method} ${path} ${status} ${header.$ref}`);
+            }
+          }
+        }
+      }
+      const { headers } = external.components;
+      assert.equal(headers['X-Request-Id'].required, true);
+      assert.equal(headers['RateLimit-Remaining'].required, true);
+      assert.equal(headers['RateLimit-Remaining.optional'].required, undefined);
+      // What each status means on each route stays on the answer.
+      assert.match(external.paths['/leads/{id}'].get.responses['404'].description, /not_found/);
     });
 
     it('gives the admin API its own document with its six operations', () => {
@@ -251,14 +280,24 @@ describeEachBackend(
             assert.ok(parameter.description, `${where} ${parameter.name}`);
           for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
             assert.ok(response.description && response.description !== 'Default Response', `${where} ${status}`);
-            assert.equal(response.headers['X-Request-Id'].required, true, `${where} ${status} X-Request-Id`);
+            assert.equal(
+              shared(document, response.headers['X-Request-Id']).required,
+              true,
+              `${where} ${status} X-Request-Id`,
+            );
           }
           const body = operation.requestBody?.content['application/json'];
           if (body) assert.ok(body.example, `${where}: a request body example`);
         }
       }
-      assert.equal(external.paths['/leads'].get.responses['200'].headers['RateLimit-Remaining'].required, true);
-      assert.equal(external.paths['/leads'].get.responses['429'].headers['Retry-After'].required, true);
+      assert.equal(
+        shared(external, external.paths['/leads'].get.responses['200'].headers['RateLimit-Remaining']).required,
+        true,
+      );
+      assert.equal(
+        shared(external, external.paths['/leads'].get.responses['429'].headers['Retry-After']).required,
+        true,
+      );
       assert.equal(
         external.paths['/webhooks'].post.requestBody.content['application/json'].schema.properties.url.format,
         'uri',
