@@ -17,6 +17,7 @@ import { eventRoutes } from './events/event.routes.js';
 import { EVENT_FILTER_SCHEMAS } from './events/event-filter.schemas.js';
 import { exportRoutes } from './exports/export.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
+import { Answering } from './http/answering.js';
 import { requireBearerToken } from './http/authenticate.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { boundDatabaseWaits } from './http/database-wait.js';
@@ -102,7 +103,14 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
 
   // The external API's lines (SPEC §10), made with its scope below; background work of a tenant takes its turn in them.
   let lines: TenantLines | undefined;
-  const services = buildServices({ database, config, logger: app.log, tenantTurn: turnsIn(() => lines) });
+  const answering = new Answering();
+  answering.install(app);
+  const services = buildServices({
+    database,
+    config,
+    logger: app.log,
+    tenantTurn: turnsIn(() => lines, answering),
+  });
   const { authenticator } = services;
   const cursors = new CursorCodec(() => appSecret(database.db, 'list-cursor-key'));
   const rateLimitStore = await openRateLimitStore(config.redisUrl, logger);

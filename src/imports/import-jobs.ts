@@ -84,7 +84,7 @@ export class ImportJobs {
     private readonly targets: Readonly<Record<ImportResource, ImportTarget>>,
     private readonly logger: Logger,
     private readonly turn: TenantTurn = (_tenant, work) => work(),
-    /** Rows applied in one transaction: at most a stored chunk's 1,000 (SPEC §23); fewer on the embedded database, whose one connection a step holds. */
+    /** Rows the next step applies in one transaction: at most a stored chunk's 1,000 (SPEC §23). */
     private readonly rowsPerStep: number = IMPORT_LIMITS.chunkRows,
   ) {}
 
@@ -169,10 +169,12 @@ export class ImportJobs {
     const { chunkRows } = IMPORT_LIMITS;
     if (handOff) await this.ready();
     return inTransaction(handle, async (trx) => {
-      if (await importRepository.cancelIfTokenLapsed(trx, tenantId, importId)) return false;
-      // The claim is the check: no rows left, or the import over (cancelled), takes none.
+      // The claim is the check: no rows left, the import over (cancelled), or its token lapsed, takes none.
       const job = await importRepository.claim(trx, tenantId, importId, this.rowsPerStep, chunkRows);
-      if (!job) return false;
+      if (!job) {
+        await importRepository.cancelIfTokenLapsed(trx, tenantId, importId);
+        return false;
+      }
       const target = this.targets[job.resource];
       const { from, count } = job;
       // Read once the import is held: an erasure (SPEC §17) rewrites chunks holding it too.

@@ -138,8 +138,9 @@ export const importRepository = {
   /**
    * Takes the import's next rows for the transaction `trx` — at most `step`, within one stored
    * chunk — and moves it on past them: the import's row stays locked until `trx` ends, so a second
-   * job of the same import waits, then finds them taken. Undefined when no rows are left or the
-   * import is over (cancelled); `from` is the first row taken (from 0), `count` how many.
+   * job of the same import waits, then finds them taken. Undefined when no rows are left, the
+   * import is over (cancelled) or the token that made it no longer holds; `from` is the first row
+   * taken (from 0), `count` how many.
    */
   async claim(
     trx: Db,
@@ -153,6 +154,7 @@ export const importRepository = {
         select next_row as from_row, least(${step}::int, ${chunkRows}::int - next_row % ${chunkRows}::int, total - next_row) as count
         from imports
         where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running') and next_row < total
+          and not ${TOKEN_LAPSED}
         for update
       )
       update imports set next_row = next_row + taken.count, status = 'running', started_at = coalesce(started_at, now())
