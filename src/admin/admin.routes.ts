@@ -80,7 +80,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (fastif
         summary: 'Rename, deactivate or reactivate a tenant',
         description:
           "An inactive tenant's tokens are refused (403), at once on this instance and within seconds on the others, " +
-          'and its webhook deliveries wait, on every instance; reactivated, it is served again and its deliveries ' +
+          'and its webhook deliveries and imports wait, on every instance; reactivated, it is served again and they ' +
           'resume within seconds.',
         tags: ['tenants'],
         params: TenantParams,

@@ -53,6 +53,8 @@ export type TenantTurn = <T>(tenantId: string, work: () => Promise<T>) => Promis
 const CONCURRENCY = 2;
 /** How long one job applies steps before it hands the rest to a new job. */
 const JOB_BUDGET_MS = 2_000;
+/** How often an import of an inactive tenant looks whether it is active again. */
+const INACTIVE_RECHECK_MS = 5_000;
 /** Records a revert step puts back in one transaction. */
 const REVERT_STEP = 1_000;
 /** How long a step may wait for its connections (a chunk is work of no request: no 5 s answer to keep). */
@@ -112,9 +114,9 @@ export class ImportJobs {
     return this.queue.ready();
   }
 
-  /** Adds `job` in the transaction `trx` (call `ready` first); `wake` once it commits. */
-  add(trx: Db, job: ImportJob): Promise<void> {
-    return this.queue.insert(trx, IMPORT_QUEUE, [{ data: job, ...JOB_OPTIONS }]);
+  /** Adds `job` in the transaction `trx` (call `ready` first), due at once or `startAfter`; `wake` once it commits. */
+  add(trx: Db, job: ImportJob, startAfter?: Date): Promise<void> {
+    return this.queue.insert(trx, IMPORT_QUEUE, [{ data: job, startAfter, ...JOB_OPTIONS }]);
   }
 
   /** Looks for jobs at once (they were just added), working them from now on. */
@@ -172,7 +174,11 @@ export class ImportJobs {
       // The claim is the check: no rows left, the import over (cancelled), or its token lapsed, takes none.
       const job = await importRepository.claim(trx, tenantId, importId, this.rowsPerStep, chunkRows);
       if (!job) {
-        await importRepository.cancelIfTokenLapsed(trx, tenantId, importId);
+        if (await importRepository.cancelIfTokenLapsed(trx, tenantId, importId)) return false;
+        // Its tenant deactivated: the import waits, and looks again in a while.
+        if (await importRepository.waitsForTenant(trx, tenantId, importId)) {
+          await this.add(trx, { tenantId, importId, step: 'rows' }, new Date(Date.now() + INACTIVE_RECHECK_MS));
+        }
         return false;
       }
       const target = this.targets[job.resource];

@@ -139,8 +139,8 @@ export const importRepository = {
    * Takes the import's next rows for the transaction `trx` — at most `step`, within one stored
    * chunk — and moves it on past them: the import's row stays locked until `trx` ends, so a second
    * job of the same import waits, then finds them taken. Undefined when no rows are left, the
-   * import is over (cancelled) or the token that made it no longer holds; `from` is the first row
-   * taken (from 0), `count` how many.
+   * import is over (cancelled), the token that made it no longer holds or its tenant is inactive;
+   * `from` is the first row taken (from 0), `count` how many.
    */
   async claim(
     trx: Db,
@@ -154,7 +154,7 @@ export const importRepository = {
         select next_row as from_row, least(${step}::int, ${chunkRows}::int - next_row % ${chunkRows}::int, total - next_row) as count
         from imports
         where tenant_id = ${tenantId} and id = ${id} and status in ('queued', 'running') and next_row < total
-          and not ${TOKEN_LAPSED}
+          and not ${TOKEN_LAPSED} and ${TENANT_ACTIVE}
         for update
       )
       update imports set next_row = next_row + taken.count, status = 'running', started_at = coalesce(started_at, now())
@@ -247,6 +247,17 @@ export const importRepository = {
    */
   cancelIfTokenLapsed(handle: Db, tenantId: string, id: string): Promise<ImportRow | undefined> {
     return end(handle, tenantId, id, 'cancelled', TOKEN_LAPSED);
+  },
+
+  /**
+   * Whether the import has rows left to apply and waits for its tenant to be active again (SPEC
+   * §5.5: a deactivated tenant loses nothing, and nothing is done in its name meanwhile).
+   */
+  async waitsForTenant(handle: Db, tenantId: string, id: string): Promise<boolean> {
+    const { rows } = await sql<{ waits: boolean }>`
+      select exists (select 1 from imports where tenant_id = ${tenantId} and id = ${id}
+        and status in ('queued', 'running') and next_row < total and not ${TENANT_ACTIVE}) as waits`.execute(handle);
+    return rows[0]?.waits === true;
   },
 
   /** Marks an import failed for good (its chunk could not be applied however often it was tried), with its event. */
@@ -342,6 +353,7 @@ export const importRepository = {
 };
 
 /** Of an import: the token it writes as is revoked, expired, or gone. */
+const TENANT_ACTIVE = sql`(select t.active from tenants t where t.id = imports.tenant_id)`;
 const TOKEN_LAPSED = sql`not coalesce(${tokenHolds(sql.raw('imports.token_id'), sql.raw('imports.tenant_id'))}, false)`;
 
 /** Ends an import not over yet as `status`, with its `import.finished` event (SPEC §23), in one statement. */

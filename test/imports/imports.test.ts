@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
 import { importRepository } from '../../src/imports/import.repository.js';
 import { newId } from '../../src/shared/ids.js';
 import { assertError } from '../helpers/assert-error.js';
@@ -395,5 +396,33 @@ describeEachBackend('an import and the token that made it (SPEC §5, §23)', (ct
       events.body.map((event: Json) => event.data.object.status),
       ['cancelled'],
     );
+  });
+
+  it('waits, written nothing, while its tenant is inactive, and goes on once it is active again (SPEC §5.5)', async () => {
+    const tenant = await ctx.tenant();
+    const id = await queued(tenant.id, tenant.tokenId, 'inactive-tenant');
+    const setActive = async (active: boolean) => {
+      const res = await ctx.request('PUT', `${ADMIN_API}/tenants/${tenant.id}`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: { active },
+      });
+      assert.equal(res.status, 200, res.text);
+    };
+    await setActive(false);
+    const instance = ctx.services();
+    try {
+      await instance.importJobs.resumeAll();
+      // Its first step ran and found the tenant inactive: the import is as it was, not cancelled.
+      await setTimeout(1_500);
+      const waiting = await importRepository.find(ctx.db, tenant.id, id);
+      assert.deepEqual({ status: waiting?.status, processed: waiting?.processed }, { status: 'queued', processed: 0 });
+      const leads = await ctx.db.selectFrom('leads').select('id').where('tenantId', '=', tenant.id).execute();
+      assert.deepEqual(leads, []);
+      await setActive(true);
+      const over = await importOver(ctx, tenant, id);
+      assert.deepEqual({ status: over.status, created: over.created }, { status: 'succeeded', created: 2 });
+    } finally {
+      await instance.jobQueue.stop();
+    }
   });
 });
