@@ -62,6 +62,33 @@ export function preflight(
   return { id, name: params.name, arguments: params.arguments };
 }
 
+/**
+ * A 2025-era `tools/call` the SDK would take as it stands and hand to the toolbox unchanged: the
+ * headers its transport asks for (an Accept of JSON and event streams, a JSON body), a JSON-RPC
+ * request with an integer or string id, and params of a tool name and object arguments only (a
+ * `_meta`, asking for progress or naming a task, is the SDK's to read). Answered without the SDK's server and transport, which cost more than the tool itself
+ * (`npm run bench`, W8 and W9); anything else goes through the SDK.
+ */
+export function plainToolCall(
+  message: unknown,
+  headers: { accept?: string | undefined; 'content-type'?: string | undefined },
+): StrayArguments | undefined {
+  const { accept, 'content-type': type } = headers;
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  if (!type?.toLowerCase().startsWith('application/json')) return undefined;
+  if (!isPlainObject(message) || message.jsonrpc !== '2.0' || message.method !== 'tools/call') return undefined;
+  if (!Object.keys(message).every((key) => MESSAGE_KEYS.has(key))) return undefined;
+  const { id, params } = message;
+  if (!(typeof id === 'string' || Number.isSafeInteger(id))) return undefined;
+  if (!isPlainObject(params) || typeof params.name !== 'string') return undefined;
+  if (!Object.keys(params).every((key) => PARAMS_KEYS.has(key))) return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  return { id: id as JsonRpcId, name: params.name, arguments: params.arguments };
+}
+
+const MESSAGE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAMS_KEYS = new Set(['name', 'arguments']);
+
 export function failure(status: number, id: JsonRpcId, code: number, message: string): OwnAnswer {
   return { status, body: { jsonrpc: '2.0', id, error: { code, message } } };
 }

@@ -11,7 +11,7 @@ import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import type { CursorCodec } from '../records/cursor.js';
 import { customerTools } from './customer-tools.js';
 import { duplicateTools } from './duplicate-tools.js';
-import { failure, type JsonRpcId, type OwnAnswer, type StrayArguments, sendOwn } from './json-rpc.js';
+import { failure, type JsonRpcId, type OwnAnswer, plainToolCall, type StrayArguments, sendOwn } from './json-rpc.js';
 import { leadTools } from './lead-tools.js';
 import { describes, mcpServerFor } from './mcp-server.js';
 import type { McpServices } from './mcp-services.js';
@@ -66,8 +66,9 @@ export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEnd
     let response: Response | undefined;
     const webRequest = webRequestOf(request);
     const legacy = await isLegacyRequest(webRequest, request.body);
-    if (stray) {
-      const answer = await answerOf(stray.id, toolbox.call(request, stray.name, stray.arguments), legacy);
+    const call = stray ?? (legacy ? plainToolCall(request.body, request.headers) : undefined);
+    if (call) {
+      const answer = await answerOf(call.id, toolbox.call(request, call.name, call.arguments), legacy);
       if (!request.mcpFailure) return sendOwn(reply, answer);
     } else if (legacy) {
       const server = mcpServerFor(request, toolbox, await pipelinesFor(request));

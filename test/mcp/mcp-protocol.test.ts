@@ -264,6 +264,31 @@ describeEachBackend('MCP endpoint: transport, authentication, scopes', (ctx) => 
     assert.equal((await res.json()).result.structuredContent.code, 'forbidden');
   });
 
+  test('a plain tools/call (answered without the SDK) gets the answer the SDK gives the same call', async () => {
+    const reader = await ctx.token(tenant.id, ['leads:read']);
+    const created = await ctx.api(tenant, 'POST', '/leads', { body: { name: 'Same answer', phone: '11 3333-0000' } });
+    const calls: [string, unknown][] = [
+      ['search_leads', { q: 'Same answer' }],
+      ['get_lead', { id: created.body._id }],
+      ['get_lead', { id: '00000000-0000-7000-8000-000000000000' }],
+      ['create_lead', { name: '' }],
+      ['create_lead', undefined],
+      ['no_such_tool', {}],
+    ];
+    for (const token of [tenant.token, reader.token]) {
+      for (const [name, args] of calls) {
+        const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } };
+        const headers = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };
+        const plain = await post(message, headers);
+        // An empty `_meta` means nothing, and the plain path leaves it to the SDK.
+        const viaSdk = await post({ ...message, params: { ...message.params, _meta: {} } }, headers);
+        const sdk = await viaSdk.json();
+        assert.equal(plain.status, viaSdk.status, `${name} ${JSON.stringify(sdk)}`);
+        assert.deepEqual(await plain.json(), sdk, `${name} ${JSON.stringify(args)}`);
+      }
+    }
+  });
+
   test('the REST Idempotency-Key header means nothing to /mcp; a REST key reused by a tool is refused (422)', async () => {
     const key = `shared-key-${ctx.backend}`;
     const headers = { 'mcp-protocol-version': '2025-11-25', 'idempotency-key': key };
