@@ -240,8 +240,10 @@ describeEachBackend('Idempotency-Key on POST (SPEC §7)', (ctx) => {
   });
 });
 
-// A database slow enough for the deadline to answer first. PostgreSQL only: PGlite runs a statement
-// on the event loop's own thread, so no deadline can fire while one runs.
+// A database slow enough for the deadline to answer first, and for the retry to come while the
+// write still runs even on CI's busiest minute (a 1 s write once ended first; 3 s would meet the
+// statement timeout). PostgreSQL only: PGlite runs a statement on the event loop's own thread, so
+// no deadline can fire while one runs.
 describe('an Idempotency-Key past the request deadline (SPEC §2, §7) [postgres]', {
   skip: skipUnless('postgres'),
 }, () => {
@@ -250,7 +252,7 @@ describe('an Idempotency-Key past the request deadline (SPEC §2, §7) [postgres
     await ctx.start();
     await sql`
       create function funil_test_slow_insert() returns trigger language plpgsql as $$
-      begin perform pg_sleep(1); return new; end $$`.execute(ctx.db);
+      begin perform pg_sleep(2); return new; end $$`.execute(ctx.db);
     await sql`
       create trigger funil_test_slow_insert before insert on leads
       for each row when (new.name = 'Slow write') execute function funil_test_slow_insert()`.execute(ctx.db);
@@ -270,7 +272,7 @@ describe('an Idempotency-Key past the request deadline (SPEC §2, §7) [postgres
     const early = await send();
     assert.equal(early.status, 409, 'the first request is still running');
     let replay = early;
-    for (let i = 0; i < 50 && replay.status === 409; i++) {
+    for (let i = 0; i < 100 && replay.status === 409; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       replay = await send();
     }
