@@ -42,7 +42,6 @@ export class Answering {
 
   #left(): void {
     this.#count--;
-
     if (this.#count > 0) return;
     for (const done of [...this.#waiters]) done();
   }

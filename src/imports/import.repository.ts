@@ -352,8 +352,9 @@ export const importRepository = {
   },
 };
 
-/** Of an import: the token it writes as is revoked, expired, or gone. */
+/** Of an import: its tenant is active (SPEC §5.5). */
 const TENANT_ACTIVE = sql`(select t.active from tenants t where t.id = imports.tenant_id)`;
+/** Of an import: the token it writes as is revoked, expired, or gone. */
 const TOKEN_LAPSED = sql`not coalesce(${tokenHolds(sql.raw('imports.token_id'), sql.raw('imports.tenant_id'))}, false)`;
 
 /** Ends an import not over yet as `status`, with its `import.finished` event (SPEC §23), in one statement. */

@@ -66,8 +66,9 @@ export function preflight(
  * A 2025-era `tools/call` the SDK would take as it stands and hand to the toolbox unchanged: the
  * headers its transport asks for (an Accept of JSON and event streams, a JSON body), a JSON-RPC
  * request with an integer or string id, and params of a tool name and object arguments only (a
- * `_meta`, asking for progress or naming a task, is the SDK's to read). Answered without the SDK's server and transport, which cost more than the tool itself
- * (`npm run bench`, W8 and W9); anything else goes through the SDK.
+ * `_meta`, asking for progress or naming a task, is the SDK's to read). Answered without the SDK's
+ * server and transport, which cost more than the tool itself (`npm run bench`: W8 ÷ W2 from 0.34×
+ * to 0.72×, W9 ÷ W1 from 0.57× to 0.80×); anything else goes through the SDK.
  */
 export function plainToolCall(
   message: unknown,
