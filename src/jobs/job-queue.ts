@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import { CompiledQuery } from 'kysely';
 import PgBoss from 'pg-boss';
@@ -105,11 +106,31 @@ export class JobQueue {
 
   async #open(): Promise<void> {
     await this.#boss.start();
-    for (const queue of this.#queues) {
-      if (!(await this.#boss.getQueue(queue))) await this.#boss.createQueue(queue);
+    for (const queue of this.#queues) await this.#ensureQueue(queue);
+  }
+
+  /**
+   * Makes `queue` unless it is made. Instances starting at once on a new database each make it, and
+   * PostgreSQL ends all but one in a deadlock (or a duplicate): those look again, and find it made.
+   */
+  async #ensureQueue(queue: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (await this.#boss.getQueue(queue)) return;
+      try {
+        await this.#boss.createQueue(queue);
+        return;
+      } catch (error) {
+        if (attempt >= CREATE_ATTEMPTS || !MADE_ELSEWHERE.has((error as { code?: string }).code ?? '')) throw error;
+        await sleep(Math.random() * 50 * attempt);
+      }
     }
   }
 }
+
+/** How often a queue's making is tried while other instances make it too. */
+const CREATE_ATTEMPTS = 5;
+/** PostgreSQL's codes for "another transaction was making it": deadlock, unique violation, table exists. */
+const MADE_ELSEWHERE = new Set(['40P01', '23505', '42P07']);
 
 /** pg-boss's way in to a connection: Funil's pool, or an open transaction on it; rows as PostgreSQL names them. */
 function executorOf(handle: Db): PgBoss.Db {
