@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { convertV2 } from 'openapi-to-postmanv2';
 import { API, describeEachBackend } from '../helpers/test-app.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface PostmanRequest {
   method: string;
@@ -71,6 +72,11 @@ describeEachBackend(
         return value;
       };
       const sent: string[] = [];
+      const exportDone = (url: string) =>
+        waitFor(async () => {
+          const read = await ctx.request('GET', url, { token: tenant.token });
+          return read.body.status === 'succeeded' ? true : undefined;
+        });
       /** The example's body with two records of the tenant in place of its ids. */
       const mergeBody = async (resource: string, raw: string | undefined) => {
         const example = JSON.parse(raw ?? '{}');
@@ -103,6 +109,8 @@ describeEachBackend(
         const url = `${API}/${path.join('/')}${query.size ? `?${query}` : ''}`;
         // A merge's example names records of the document's own; a user names theirs, as here.
         const body = path.at(-1) === 'merge' ? await mergeBody(resource, request.body?.raw) : request.body?.raw;
+        // An export's file is there once the export has succeeded, as its 409 says: a user waits for it.
+        if (segments.join('/') === 'exports/:id/file') await exportDone(`${API}/exports/${variable(resource, 'id')}`);
         const answer = await ctx.request(request.method as 'GET', url, {
           token: tenant.token,
           headers,
