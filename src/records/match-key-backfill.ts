@@ -8,6 +8,10 @@ import type { MatchKeyRules } from './match-key-rules.js';
 /** Rows read per step: each step is one short transaction, so writers of those rows wait little. */
 const BATCH_ROWS = 1000;
 const RETRY_MS = 10_000;
+/** How long a step that gave way to a writer waits before it tries again. */
+const GIVE_WAY_MS = 100;
+/** PostgreSQL's code for a lock not had within lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 type Table = 'leads' | 'customers';
 
@@ -44,13 +48,22 @@ export class MatchKeyBackfill {
   }
 
   async #run(table: Table): Promise<void> {
-    while (!this.#runs.stopping && (await this.#step(table)) === 'more') {
-      await new Promise((resolve) => setImmediate(resolve));
+    while (!this.#runs.stopping) {
+      const outcome = await this.#step(table).catch((error: unknown) => {
+        if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'gave way' as const;
+        throw error;
+      });
+      if (outcome === 'done' || outcome === 'busy') return;
+      if (outcome === 'gave way') await new Promise((resolve) => setTimeout(resolve, GIVE_WAY_MS));
+      else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
   #step(table: Table): Promise<'more' | 'done' | 'busy'> {
     return this.db.transaction().execute(async (trx) => {
+      // A row a writer holds makes the step give way at once, rather than wait: two writers that
+      // each wait for the other's rows are a deadlock, and PostgreSQL might end the writer's.
+      await sql`set local lock_timeout = '50ms'`.execute(trx);
       const { rows: positions } = await sql<{ afterId: string | null }>`
         select after_id from match_key_backfills where table_name = ${table} for update skip locked`.execute(trx);
       const position = positions[0];
