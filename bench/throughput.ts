@@ -59,6 +59,7 @@ import {
 import { compareWithFunil } from './throughput/sql-check.js';
 import { transpileHelpers } from './throughput/transpile.js';
 import {
+  BATCH_CONNECTIONS,
   FUNIL_ONLY,
   OUTBOX_WORKLOADS,
   PACED_WORKLOADS,
@@ -453,7 +454,7 @@ function job(server: RunningServer, fixture: Fixture, workload: WorkloadId, warm
     token: fixture.tenant.token,
     workload,
     data: fixture.data,
-    connections: settings.connections,
+    connections: workload === 'W6' ? Math.min(settings.connections, BATCH_CONNECTIONS) : settings.connections,
     warmupSec,
     durationSec: settings.durationSec,
   };

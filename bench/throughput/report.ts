@@ -2,7 +2,15 @@
 import { FEED_PAGE, type FeedDrain } from './feed-drain.js';
 import type { Measurement } from './measure.js';
 import type { Machine } from './proc.js';
-import { BATCH_SIZE, MCP_WORKLOADS, OUTBOX_WORKLOADS, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from './workloads.js';
+import {
+  BATCH_CONNECTIONS,
+  BATCH_SIZE,
+  MCP_WORKLOADS,
+  OUTBOX_WORKLOADS,
+  WORKLOAD_IDS,
+  WORKLOADS,
+  type WorkloadId,
+} from './workloads.js';
 
 export const TARGETS = [
   'funil-postgres',
@@ -313,7 +321,8 @@ function writePathSection(rows: ResultRow[]): string[] {
   const lines = [
     '## Batches and upserts (SPEC §13), against Funil’s own single creates (W1)',
     '',
-    `Leads stored per second: W1 req/s, and W6 req/s × ${BATCH_SIZE}. W7 is an upsert by e-mail, half of them creating ` +
+    `Leads stored per second: W1 req/s, and W6 req/s × ${BATCH_SIZE} (W6 on ${BATCH_CONNECTIONS} connections, the ` +
+      '"lower concurrency" at which SPEC §10 promises batches only 2xx). W7 is an upsert by e-mail, half of them creating ' +
       'a lead and half updating the one the previous request created. Ratios are per round (in brackets), each from ' +
       'one process on one copy of the data; CPU is the server process per lead.',
     '',
