@@ -88,43 +88,49 @@ export class WebhookWorker {
 
   async #record(job: AttemptClaim, delivery: ClaimedDelivery, outcome: WebhookOutcome, paused: boolean): Promise<void> {
     const delays = this.settings.retryDelaysSec;
-    const gone = outcome.status === 410;
-    const last = job.attempt > delays.length || gone || paused;
+    const last = job.attempt > delays.length || outcome.status === 410 || paused;
     const status = outcome.ok ? 'succeeded' : last ? 'failed' : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(Date.now() + (delays[job.attempt - 1] ?? 0) * 1_000) : null;
-    const recorded = await inTransaction(this.db, async (trx) => {
-      const record = {
-        status,
-        nextAttemptAt,
-        httpStatus: outcome.status,
-        error: outcome.error,
-        durationMs: outcome.durationMs,
-        response: outcome.response,
-      } as const;
-      // Claimed by another job meanwhile (this one outlived its claim): that one records.
-      if (!(await this.webhooks.recordAttempt(trx, job, record))) return false;
-      if (nextAttemptAt) {
-        await this.queue.enqueue(trx, [
-          { deliveryId: job.deliveryId, tenantId: job.tenantId, attempt: job.attempt + 1, startAfter: nextAttemptAt },
-        ]);
-      }
-      if (paused || delivery.eventType === 'webhook.test') return true;
-      const { failingSince } = await this.webhooks.noteOutcome(trx, delivery.subscriptionId, outcome.ok);
-      const failingTooLong =
-        failingSince !== null && Date.now() - failingSince.getTime() >= FAILING_DAYS_BEFORE_DISABLE * 86_400_000;
-      if (gone || failingTooLong) {
-        const reason = gone
-          ? 'the target answered 410 Gone'
-          : `every delivery failed for ${FAILING_DAYS_BEFORE_DISABLE} days`;
-        if (await this.webhooks.disable(trx, delivery.subscriptionId, reason)) {
-          await this.webhooks.insertDeliveries(trx, [
-            webhookEntry.disabled({ tenantId: job.tenantId, subscriptionId: delivery.subscriptionId, reason }),
-          ]);
-        }
-      }
-      return true;
-    });
+    const record = {
+      status,
+      nextAttemptAt,
+      httpStatus: outcome.status,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      response: outcome.response,
+    } as const;
+    const countsForSubscription = !paused && delivery.eventType !== 'webhook.test';
+    // The usual case, a success while the subscription is not failing, is one statement: no next
+    // attempt to add, no failing streak to end. (A streak begun since the claim ends at the next success.)
+    const recorded =
+      outcome.ok && !(countsForSubscription && delivery.subscriptionFailing)
+        ? await this.webhooks.recordAttempt(this.db, job, record)
+        : await inTransaction(this.db, async (trx) => {
+            // Claimed by another job meanwhile (this one outlived its claim): that one records.
+            if (!(await this.webhooks.recordAttempt(trx, job, record))) return false;
+            if (nextAttemptAt) {
+              const next = { deliveryId: job.deliveryId, tenantId: job.tenantId, attempt: job.attempt + 1 };
+              await this.queue.enqueue(trx, [{ ...next, startAfter: nextAttemptAt }]);
+            }
+            if (countsForSubscription) await this.#noteOutcome(trx, delivery.subscriptionId, job.tenantId, outcome);
+            return true;
+          });
     if (recorded) this.metrics.attempted(status);
+  }
+
+  /** Starts or ends the subscription's failing streak; a 410, or five days of failing, turns it off. */
+  async #noteOutcome(trx: Db, subscriptionId: string, tenantId: string, outcome: WebhookOutcome): Promise<void> {
+    const { failingSince } = await this.webhooks.noteOutcome(trx, subscriptionId, outcome.ok);
+    const gone = outcome.status === 410;
+    const failingTooLong =
+      failingSince !== null && Date.now() - failingSince.getTime() >= FAILING_DAYS_BEFORE_DISABLE * 86_400_000;
+    if (!gone && !failingTooLong) return;
+    const reason = gone
+      ? 'the target answered 410 Gone'
+      : `every delivery failed for ${FAILING_DAYS_BEFORE_DISABLE} days`;
+    if (await this.webhooks.disable(trx, subscriptionId, reason)) {
+      await this.webhooks.insertDeliveries(trx, [webhookEntry.disabled({ tenantId, subscriptionId, reason })]);
+    }
   }
 }
 

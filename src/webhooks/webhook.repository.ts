@@ -70,6 +70,8 @@ export interface ClaimedDelivery extends DeliveryRow {
   readonly tenantActive: boolean;
   /** Whether the token that created the subscription is still neither revoked nor expired. */
   readonly ownerValid: boolean;
+  /** Whether the subscription's deliveries were failing when the attempt was claimed (`failing_since`). */
+  readonly subscriptionFailing: boolean;
   readonly secret: string;
   readonly previousSecrets: readonly PreviousSecret[];
 }
@@ -277,7 +279,8 @@ export class WebhookRepository {
         and d.status = 'pending' and d.tries = ${job.attempt - 1}
         and (d.claimed_until is null or d.claimed_until < now() or d.claimed_by = ${job.jobId})
       returning ${DELIVERY_COLUMNS}, s.url, s.active, s.secret, s.previous_secrets,
-        t.active as tenant_active, ${OWNER_VALID} as owner_valid`.execute(db);
+        t.active as tenant_active, ${OWNER_VALID} as owner_valid,
+        s.failing_since is not null as subscription_failing`.execute(db);
     return rows[0];
   }
 
