@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type PgBoss from 'pg-boss';
 import { settledWithin } from '../shared/settled-within.js';
+import { TickBatch } from '../shared/tick-batch.js';
 
 /** One job as its handler sees it: its id, and whether a failure now is its last (its retries are spent). */
 export interface JobAttempt {
@@ -35,9 +36,11 @@ export class JobWorker<T extends object> {
   #filling = false;
   #fillAgain = false;
   #fillScheduled = false;
-  /** Jobs done, completed together: one statement for the jobs that end in one turn of the event loop. */
-  #done: string[] = [];
-  #completing: Promise<void> | undefined;
+  /** The jobs that end in one turn of the event loop are completed in one statement. */
+  readonly #completions = new TickBatch<string, void>(async (ids) => {
+    await this.boss.complete(this.queue, [...ids]);
+    return ids.map(() => undefined);
+  });
 
   constructor(
     private readonly boss: PgBoss,
@@ -78,10 +81,7 @@ export class JobWorker<T extends object> {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#poll);
-    await settledWithin(
-      Promise.allSettled([...this.#inFlight]).then(() => this.#completing),
-      2_000,
-    );
+    await settledWithin(Promise.allSettled([...this.#inFlight]), 2_000);
   }
 
   /** Takes due jobs while slots are free; asked again while it runs, it runs once more after. */
@@ -123,7 +123,9 @@ export class JobWorker<T extends object> {
   #run(job: PgBoss.JobWithMetadata<T>): void {
     const running: Promise<void> = this.handler(job.data, { id: job.id, lastTry: job.retryCount >= job.retryLimit })
       .then(
-        () => this.#complete(job.id),
+        // A completion lost with the database expires, and the job is offered again (its handler
+        // then finds its work made: a webhook attempt counts a duplicate and sends nothing).
+        () => this.#completions.call(job.id),
         async (error: unknown) => {
           // Failed here first (the database away, say): pg-boss offers it again.
           this.logger.warn({ err: error, queue: this.queue, jobId: job.id }, 'job failed');
@@ -136,31 +138,5 @@ export class JobWorker<T extends object> {
         this.#fillSoon();
       });
     this.#inFlight.add(running);
-  }
-
-  /**
-   * Marks a job done along with the others done in the same turn. Until then it stays active; one
-   * whose completion is lost (the database away) expires and is offered again, and its handler
-   * finds the work made (a webhook attempt: a duplicate, sending nothing).
-   */
-  #complete(id: string): void {
-    this.#done.push(id);
-    if (this.#done.length > 1) return;
-    const previous = this.#completing ?? Promise.resolve();
-    this.#completing = previous.then(
-      () =>
-        new Promise<void>((resolve) =>
-          setImmediate(() => {
-            const ids = this.#done;
-            this.#done = [];
-            this.boss
-              .complete(this.queue, ids)
-              .catch((error: unknown) =>
-                this.logger.warn({ err: error, queue: this.queue, jobs: ids.length }, 'could not complete jobs'),
-              )
-              .finally(resolve);
-          }),
-        ),
-    );
   }
 }

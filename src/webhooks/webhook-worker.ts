@@ -1,9 +1,10 @@
 import type { Db } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
+import { TickBatch } from '../shared/tick-batch.js';
 import type { AttemptQueue } from './attempt-queue.js';
 import type { SecretBox } from './secret-box.js';
 import { pauseForOwner } from './subscription-owner.js';
-import type { AttemptClaim, ClaimedDelivery, WebhookRepository } from './webhook.repository.js';
+import type { AttemptClaim, AttemptRecord, ClaimedDelivery, WebhookRepository } from './webhook.repository.js';
 import { webhookEntry } from './webhook-entries.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender.js';
@@ -23,6 +24,12 @@ const FAILING_DAYS_BEFORE_DISABLE = 5;
  * so that a second job for the same attempt (not expected, but counted) sends nothing.
  */
 export class WebhookWorker {
+  /** The jobs fetched together claim their attempts together, and successes are recorded together. */
+  readonly #claims = new TickBatch((jobs: readonly AttemptClaim[]) => this.webhooks.claim(this.db, jobs));
+  readonly #successes = new TickBatch((attempts: readonly { job: AttemptClaim; record: AttemptRecord }[]) =>
+    this.webhooks.recordAttempts(this.db, attempts),
+  );
+
   constructor(
     private readonly db: Db,
     private readonly webhooks: WebhookRepository,
@@ -37,7 +44,7 @@ export class WebhookWorker {
    * offers the job again, and the same job takes its claim back.
    */
   async attempt(job: AttemptClaim): Promise<void> {
-    const delivery = await this.webhooks.claim(this.db, job);
+    const delivery = await this.#claims.call(job);
     if (!delivery) {
       // Made already, or another job holds it: a duplicate. Otherwise its delivery is gone or finished.
       if (await this.webhooks.attemptTaken(this.db, job)) this.metrics.duplicate();
@@ -101,13 +108,15 @@ export class WebhookWorker {
     } as const;
     const countsForSubscription = !paused && delivery.eventType !== 'webhook.test';
     // The usual case, a success while the subscription is not failing, is one statement: no next
-    // attempt to add, no failing streak to end. (A streak begun since the claim ends at the next success.)
+    // attempt to add, no failing streak to end (one begun since the claim ends at the next success);
+    // the successes of one turn of the event loop are one statement.
     const recorded =
       outcome.ok && !(countsForSubscription && delivery.subscriptionFailing)
-        ? await this.webhooks.recordAttempt(this.db, job, record)
+        ? await this.#successes.call({ job, record })
         : await inTransaction(this.db, async (trx) => {
             // Claimed by another job meanwhile (this one outlived its claim): that one records.
-            if (!(await this.webhooks.recordAttempt(trx, job, record))) return false;
+            const [written] = await this.webhooks.recordAttempts(trx, [{ job, record }]);
+            if (!written) return false;
             if (nextAttemptAt) {
               const next = { deliveryId: job.deliveryId, tenantId: job.tenantId, attempt: job.attempt + 1 };
               await this.queue.enqueue(trx, [{ ...next, startAfter: nextAttemptAt }]);

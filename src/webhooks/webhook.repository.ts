@@ -265,23 +265,29 @@ export class WebhookRepository {
   }
 
   /**
-   * Takes an attempt for the queue's job making it: nothing when the attempt was made already,
-   * another job holds it (a duplicate), or the delivery is finished or gone. The same job, offered
-   * again after its instance died, takes it back at once.
+   * Claims the attempts of these jobs, in one statement: each delivery still pending at the job's
+   * try, and not claimed by another job (or its claim lapsed), is claimed for CLAIM_SECONDS, with
+   * what its attempt needs. One answer per job, in order: undefined for a job whose attempt was
+   * made already, is another's, or whose delivery is gone or finished. Of two jobs of one attempt,
+   * one gets it.
    */
-  async claim(db: Db, job: AttemptClaim): Promise<ClaimedDelivery | undefined> {
-    const { rows } = await sql<ClaimedDelivery>`
+  async claim(db: Db, jobs: readonly AttemptClaim[]): Promise<(ClaimedDelivery | undefined)[]> {
+    const { rows } = await sql<ClaimedDelivery & { claimedBy: string }>`
       update webhook_deliveries d
-      set claimed_by = ${job.jobId}, claimed_until = now() + make_interval(secs => ${CLAIM_SECONDS})
-      from webhook_subscriptions s
-      join tenants t on t.id = s.tenant_id
-      where d.id = ${job.deliveryId} and d.tenant_id = ${job.tenantId} and s.id = d.subscription_id
-        and d.status = 'pending' and d.tries = ${job.attempt - 1}
-        and (d.claimed_until is null or d.claimed_until < now() or d.claimed_by = ${job.jobId})
-      returning ${DELIVERY_COLUMNS}, s.url, s.active, s.secret, s.previous_secrets,
+      set claimed_by = j.job_id, claimed_until = now() + make_interval(secs => ${CLAIM_SECONDS})
+      from unnest(${jobs.map((job) => job.deliveryId)}::uuid[], ${jobs.map((job) => job.tenantId)}::uuid[],
+          ${jobs.map((job) => job.attempt - 1)}::int[], ${jobs.map((job) => job.jobId)}::uuid[])
+          as j(delivery_id, tenant_id, tries, job_id),
+        webhook_subscriptions s
+        join tenants t on t.id = s.tenant_id
+      where d.id = j.delivery_id and d.tenant_id = j.tenant_id and s.id = d.subscription_id
+        and d.status = 'pending' and d.tries = j.tries
+        and (d.claimed_until is null or d.claimed_until < now() or d.claimed_by = j.job_id)
+      returning ${DELIVERY_COLUMNS}, d.claimed_by, s.url, s.active, s.secret, s.previous_secrets,
         t.active as tenant_active, ${OWNER_VALID} as owner_valid,
         s.failing_since is not null as subscription_failing`.execute(db);
-    return rows[0];
+    const byJob = new Map(rows.map(({ claimedBy, ...delivery }) => [claimedBy, delivery]));
+    return jobs.map((job) => byJob.get(job.jobId));
   }
 
   /** Gives a claimed attempt back untried, to be made at `until` (its tenant is inactive). */
@@ -308,22 +314,39 @@ export class WebhookRepository {
     return rows.length > 0;
   }
 
-  /** Records a claimed attempt and logs it; false (nothing written) when the claim is no longer the job's. */
-  async recordAttempt(db: Db, job: AttemptClaim, record: AttemptRecord): Promise<boolean> {
-    const durationMs = Math.round(record.durationMs);
-    const { rows } = await sql`
-      with recorded as (
-        update webhook_deliveries set
-          tries = ${job.attempt}, status = ${record.status}, next_attempt_at = ${record.nextAttemptAt},
-          claimed_by = null, claimed_until = null, last_attempt_at = now(), last_http_status = ${record.httpStatus},
-          last_error = ${record.error}, last_duration_ms = ${durationMs}, last_response = ${record.response}
-        where id = ${job.deliveryId} and tries = ${job.attempt - 1} and claimed_by = ${job.jobId}
-        returning id
+  /**
+   * Records claimed attempts and logs them, in one statement; for each, false (nothing written)
+   * when the claim is no longer its job's.
+   */
+  async recordAttempts(
+    db: Db,
+    attempts: readonly { readonly job: AttemptClaim; readonly record: AttemptRecord }[],
+  ): Promise<boolean[]> {
+    const column = <T>(value: (attempt: (typeof attempts)[number]) => T) => attempts.map(value);
+    const { rows } = await sql<{ jobId: string }>`
+      with made as (
+        select * from unnest(
+          ${column(({ job }) => job.deliveryId)}::uuid[], ${column(({ job }) => job.attempt)}::int[],
+          ${column(({ job }) => job.jobId)}::uuid[], ${column(({ record }) => record.status)}::text[],
+          ${column(({ record }) => record.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+          ${column(({ record }) => record.httpStatus)}::int[], ${column(({ record }) => record.error)}::text[],
+          ${column(({ record }) => Math.round(record.durationMs))}::int[], ${column(({ record }) => record.response)}::text[]
+        ) as m(delivery_id, try, job_id, status, next_attempt_at, http_status, error, duration_ms, response)
+      ), recorded as (
+        update webhook_deliveries d set
+          tries = m.try, status = m.status, next_attempt_at = m.next_attempt_at,
+          claimed_by = null, claimed_until = null, last_attempt_at = now(), last_http_status = m.http_status,
+          last_error = m.error, last_duration_ms = m.duration_ms, last_response = m.response
+        from made m
+        where d.id = m.delivery_id and d.tries = m.try - 1 and d.claimed_by = m.job_id
+        returning m.*
+      ), logged as (
+        insert into webhook_attempts (delivery_id, try, http_status, error, duration_ms, response)
+        select delivery_id, try, http_status, error, duration_ms, response from recorded
       )
-      insert into webhook_attempts (delivery_id, try, http_status, error, duration_ms, response)
-      select id, ${job.attempt}, ${record.httpStatus}, ${record.error}, ${durationMs}, ${record.response} from recorded
-      returning delivery_id`.execute(db);
-    return rows.length > 0;
+      select job_id from recorded`.execute(db);
+    const written = new Set(rows.map((row) => row.jobId));
+    return attempts.map(({ job }) => written.has(job.jobId));
   }
 
   /** The attempts of these deliveries, oldest first. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook as Verifier } from 'standardwebhooks';
@@ -485,6 +486,73 @@ describeEachBackend(
       );
       const attempts = await sql`select 1 from webhook_attempts where delivery_id = ${old?.id}`.execute(ctx.db);
       assert.equal(attempts.rows.length, 0);
+    });
+
+    it('claims and records the attempts of many jobs in one statement each, every job its own answer', async () => {
+      const tenant = await ctx.tenant();
+      const other = await ctx.tenant('Other');
+      const hook = await subscribe(tenant.token, ['lead.created']);
+      const repository = new WebhookRepository();
+      const made = await repository.insertDeliveries(
+        ctx.db,
+        ['a', 'b', 'c'].map((name) => ({
+          tenantId: tenant.id,
+          subscriptionId: hook.id,
+          eventId: `batch-${name}`,
+          eventType: 'lead.created',
+          payload: '{}',
+        })),
+      );
+      const [a, b, c] = made.map((delivery) => delivery.id) as [string, string, string];
+      const job = (deliveryId: string, attempt = 1, tenantId = tenant.id) => ({
+        deliveryId,
+        tenantId,
+        attempt,
+        jobId: randomUUID(),
+      });
+      // Two jobs of one attempt (one gets it), a job of a try not due, another tenant's id for a delivery.
+      const jobs = [job(a), job(a), job(b, 2), job(b, 1, other.id), job(c)];
+      const claimed = await repository.claim(ctx.db, jobs);
+      assert.equal(claimed.filter((delivery) => delivery?.id === a).length, 1);
+      assert.deepEqual(
+        claimed.slice(2).map((delivery) => delivery?.id),
+        [undefined, undefined, c],
+      );
+      const holder = jobs[claimed[0] ? 0 : 1] as (typeof jobs)[number];
+      const loser = jobs[claimed[0] ? 1 : 0] as (typeof jobs)[number];
+      const tricky = 'quote " backslash \\ braces {a,b} comma, NULL "null" ü 🎉';
+      const record = (response: string | null, status: 'succeeded' | 'pending' = 'succeeded') => ({
+        status,
+        nextAttemptAt: status === 'pending' ? new Date(Date.now() + 60_000) : null,
+        httpStatus: status === 'pending' ? 500 : 200,
+        error: status === 'pending' ? 'HTTP 500' : null,
+        durationMs: 12.6,
+        response,
+      });
+      const written = await repository.recordAttempts(ctx.db, [
+        { job: holder, record: record(tricky) },
+        { job: loser, record: record('not mine') },
+        { job: jobs[4] as (typeof jobs)[number], record: record(null, 'pending') },
+      ]);
+      assert.deepEqual(written, [true, false, true]);
+      const log = await ctx.request('GET', `${API}/webhooks/${hook.id}/deliveries`, { token: tenant.token });
+      const byId = new Map(log.body.map((d: { id: string }) => [d.id, d]));
+      assert.deepEqual(
+        [byId.get(a), byId.get(b), byId.get(c)].map((d) => {
+          const { status, tries, httpStatus, response } = d as Record<string, unknown>;
+          return { status, tries, httpStatus, response };
+        }),
+        [
+          { status: 'succeeded', tries: 1, httpStatus: 200, response: tricky },
+          { status: 'pending', tries: 0, httpStatus: null, response: null },
+          { status: 'pending', tries: 1, httpStatus: 500, response: null },
+        ],
+      );
+      const attempts = await repository.attempts(ctx.db, [a, b, c]);
+      assert.deepEqual(
+        attempts.map((attempt) => `${attempt.deliveryId} ${attempt.durationMs}`).sort(),
+        [`${a} 13`, `${c} 13`].sort(),
+      );
     });
 
     it('keeps a tenant to 25 subscriptions, also when they are made at once', async () => {
