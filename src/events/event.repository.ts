@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { inTransaction } from '../db/transaction.js';
 import { EVENT_FAMILIES, type EventFamily, JOB_EVENT_TYPES } from './change-events.js';
 
 /** An event's place in the feed: its transaction's id (xid8, as decimal text), then its sequence number. */
@@ -59,19 +60,21 @@ export class EventRepository {
     const actors = query.excludeTokens?.length
       ? sql`and (token_id is null or token_id <> all(${query.excludeTokens}::uuid[]))`
       : sql``;
-    const { rows } = await sql<EventRow>`
-      select ${EVENT_SELECTION}
-      from events
-      where tenant_id = ${tenantId}
-        and ${inFeedOrderAfter(query.after)}
-        and type = any(${query.types})
-        ${jobsOf(query.families)}
-        ${object}
-        ${actors}
-      -- The table's columns, not the text of them the select list names alike.
-      order by events.xid, events.seq
-      limit ${query.limit}`.execute(this.db);
-    return rows.map(eventRowOf);
+    return inIndexOrder(this.db, async (trx) => {
+      const { rows } = await sql<EventRow>`
+        select ${EVENT_SELECTION}
+        from events
+        where tenant_id = ${tenantId}
+          and ${inFeedOrderAfter(query.after)}
+          and type = any(${query.types})
+          ${jobsOf(query.families)}
+          ${object}
+          ${actors}
+        -- The table's columns, not the text of them the select list names alike.
+        order by events.xid, events.seq
+        limit ${query.limit}`.execute(trx);
+      return rows.map(eventRowOf);
+    });
   }
 
   /** The position of the newest event retention has removed, if any (an older `after` is a 410). */
@@ -105,6 +108,21 @@ export class EventRepository {
       select count(*)::int as deleted from gone`.execute(this.db);
     return rows[0]?.deleted ?? 0;
   }
+}
+
+/**
+ * Runs a read of the feed in a transaction with bitmap scans off, so that a page is read in the
+ * index's order, `limit` rows and no more. The feed's newest events are always past what the
+ * table's statistics know (an append-only table is analyzed after the fact): the planner then
+ * takes the events past a reader's position for a handful, reads every one of them with a bitmap
+ * and sorts them for the page. A reader catching up read all that remained for each page
+ * (PostgreSQL, 50,000 events left: 42 ms a page; in index order 0.7 ms).
+ */
+function inIndexOrder<T>(db: Db, read: (trx: Db) => Promise<T>): Promise<T> {
+  return inTransaction(db, async (trx) => {
+    await sql`set local enable_bitmapscan = off`.execute(trx);
+    return read(trx);
+  });
 }
 
 /** Leaves out the events of jobs of resources outside `families`: nothing when they are every family. */

@@ -18,6 +18,8 @@ import type { Db } from '../../src/db/database.js';
 export class RecordQueries implements KyselyPlugin {
   readonly #compiler = new PostgresQueryCompiler();
   last: CompiledQuery | undefined;
+  /** Every statement recorded, in order. */
+  readonly all: CompiledQuery[] = [];
 
   /** `db`, recording what runs through it and through the handles it gives (withoutPlugins). */
   on(db: Db): Db {
@@ -29,7 +31,7 @@ export class RecordQueries implements KyselyPlugin {
       get: (target, property) => {
         if (property === 'executeQuery') {
           return (query: CompiledQuery) => {
-            this.last = query;
+            this.#record(query);
             return target.executeQuery(query);
           };
         }
@@ -41,8 +43,13 @@ export class RecordQueries implements KyselyPlugin {
   }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.last = this.#compiler.compileQuery(args.node, args.queryId);
+    this.#record(this.#compiler.compileQuery(args.node, args.queryId));
     return args.node;
+  }
+
+  #record(query: CompiledQuery): void {
+    this.last = query;
+    this.all.push(query);
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
