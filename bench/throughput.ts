@@ -7,6 +7,8 @@
  *   npm run bench -- --quick          3 s after a 1 s warm-up
  *   options: --duration S --warmup S --connections N --rounds N --targets a,b --workloads W1,W2
  *            --profile W2,W4 (workloads to profile; W2) --no-profile --results DIR (bench/results)
+ *            --no-webhooks (skips bench/webhooks.ts, which runs after the workloads: deliveries under
+ *            a create load, at a fraction of it and on a backlog, into DIR/webhooks-*.md)
  *            --no-large-tenant (skips bench/large-tenant.ts, which runs last: custom filters and the
  *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
  *            --no-lists (skips bench/lists.ts, which runs after it: page 1 against the deepest page of
@@ -14,6 +16,7 @@
  *            --no-jobs (skips bench/imports.ts and bench/exports.ts, which run last: an import and an
  *            export of 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/imports-*.md
  *            and DIR/exports.md)
+ *            Every file of the run is added to DIR/latest.md after the workloads' figures.
  *            --load-generator wrk|autocannon (wrk when it is installed)
  *            --paced-rate N (1000; 0: no paced runs) --node PATH (the servers' Node.js; this one)
  *   FUNIL_BENCH_DATABASE_URL=postgres://… (else FUNIL_TEST_DATABASE_URL): the PostgreSQL server; without
@@ -21,7 +24,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -95,6 +98,7 @@ const { values: options } = parseArgs({
     'no-large-tenant': { type: 'boolean', default: false },
     'no-lists': { type: 'boolean', default: false },
     'no-jobs': { type: 'boolean', default: false },
+    'no-webhooks': { type: 'boolean', default: false },
     'load-generator': { type: 'string' },
     'paced-rate': { type: 'string', default: '1000' },
     node: { type: 'string' },
@@ -287,26 +291,41 @@ async function main(): Promise<void> {
   console.log(`\n${report}`);
   log(`wrote ${relative(ROOT, join(RESULTS, 'latest.md'))}, latest.json and latest.run.json`);
   // Each in a process of its own, with the machine to itself: every server of the run has stopped.
-  const runAlone = (script: string, ...args: string[]) =>
+  // Each writes its own file; latest.md then holds them all after the run's own figures.
+  const gathered: string[] = [];
+  const runAlone = (file: string, script: string, ...args: string[]) => {
     execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS, ...args], {
       cwd: ROOT,
       stdio: 'inherit',
     });
+    gathered.push(file);
+  };
+  if (!interrupted && !options['no-webhooks']) {
+    log('SPEC §15: webhook deliveries under a create load, at a fraction of it, and on a backlog (bench/webhooks.ts)');
+    if (benchPostgresUrl()) runAlone('webhooks-postgres.md', 'webhooks.ts', '--backend', 'postgres');
+    runAlone('webhooks-embedded.md', 'webhooks.ts', '--backend', 'embedded');
+  }
   if (!interrupted && !options['no-large-tenant']) {
     log('a tenant with 100,000 leads: custom filters and the pipeline summary (bench/large-tenant.ts)');
-    runAlone('large-tenant.ts');
+    runAlone('large-tenant.md', 'large-tenant.ts');
   }
   if (!interrupted && !options['no-lists']) {
     log('keyset paging: page 1 against the deepest page of a walk over 1,000,000 leads (bench/lists.ts)');
-    runAlone('lists.ts');
+    runAlone('lists.md', 'lists.ts');
   }
   if (!interrupted && !options['no-jobs']) {
     log(
       'SPEC §23: an import of 1,000,000 leads (100,000 embedded) against single POSTs, and an export (bench/imports.ts, bench/exports.ts)',
     );
-    if (benchPostgresUrl()) runAlone('imports.ts', '--backend', 'postgres');
-    runAlone('imports.ts', '--backend', 'embedded');
-    runAlone('exports.ts');
+    if (benchPostgresUrl()) runAlone('imports-postgres.md', 'imports.ts', '--backend', 'postgres');
+    runAlone('imports-pglite.md', 'imports.ts', '--backend', 'embedded');
+    runAlone('exports.md', 'exports.ts');
+  }
+  if (gathered.length > 0) {
+    const parts = await Promise.all(gathered.map((file) => readFile(join(RESULTS, file), 'utf8')));
+    const demoted = parts.map((part) => part.replace(/^#/gm, '##'));
+    await writeFile(join(RESULTS, 'latest.md'), [report, '# The other benches of this run', '', ...demoted].join('\n'));
+    log(`latest.md: ${gathered.join(', ')} added`);
   }
   const failures = rows.filter((row) => row.errors > 0);
   if (failures.length) {
