@@ -48,6 +48,21 @@ export function isTransient(error: unknown): boolean {
   return code === '40P01' || code === '40001';
 }
 
+/** A lock not had within the transaction's `lock_timeout` (55P03): the statement gave way to its holder. */
+export function isLockNotAvailable(error: unknown): boolean {
+  return (error as PgError)?.code === '55P03';
+}
+
+/**
+ * Another transaction made the same object at the same moment: a deadlock between the two, its
+ * unique key taken, or its table there (40P01, 23505, 42P07). Looking again finds it made.
+ */
+export function isMadeConcurrently(error: unknown): boolean {
+  return MADE_CONCURRENTLY.has(String((error as PgError)?.code));
+}
+
+const MADE_CONCURRENTLY = new Set(['40P01', UNIQUE_VIOLATION, '42P07']);
+
 /** The database refused the data of a statement (SQLSTATE classes 22 and 23: a value, a constraint), not the statement's running. */
 export function isRefusedData(error: unknown): boolean {
   return /^2[23]/.test(String((error as PgError)?.code));

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import { CompiledQuery } from 'kysely';
 import PgBoss from 'pg-boss';
 import type { Database, Db } from '../db/database.js';
+import { isMadeConcurrently } from '../db/errors.js';
 import { settledWithin } from '../shared/settled-within.js';
 import { type JobHandler, JobWorker } from './job-worker.js';
 
@@ -120,7 +121,7 @@ export class JobQueue {
         await this.#boss.createQueue(queue);
         return;
       } catch (error) {
-        if (attempt >= CREATE_ATTEMPTS || !MADE_ELSEWHERE.has((error as { code?: string }).code ?? '')) throw error;
+        if (attempt >= CREATE_ATTEMPTS || !isMadeConcurrently(error)) throw error;
         await sleep(Math.random() * 50 * attempt);
       }
     }
@@ -129,8 +130,6 @@ export class JobQueue {
 
 /** How often a queue's making is tried while other instances make it too. */
 const CREATE_ATTEMPTS = 5;
-/** PostgreSQL's codes for "another transaction was making it": deadlock, unique violation, table exists. */
-const MADE_ELSEWHERE = new Set(['40P01', '23505', '42P07']);
 
 /** pg-boss's way in to a connection: Funil's pool, or an open transaction on it; rows as PostgreSQL names them. */
 function executorOf(handle: Db): PgBoss.Db {

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { isLockNotAvailable } from '../db/errors.js';
 import { BackgroundRuns } from '../shared/background-runs.js';
 import { matchEmail, matchPhone } from '../shared/match-keys.js';
 import type { MatchKeyRules } from './match-key-rules.js';
@@ -10,8 +12,6 @@ const BATCH_ROWS = 1000;
 const RETRY_MS = 10_000;
 /** How long a step that gave way to a writer waits before it tries again. */
 const GIVE_WAY_MS = 100;
-/** PostgreSQL's code for a lock not had within lock_timeout. */
-const LOCK_NOT_AVAILABLE = '55P03';
 
 type Table = 'leads' | 'customers';
 
@@ -50,11 +50,11 @@ export class MatchKeyBackfill {
   async #run(table: Table): Promise<void> {
     while (!this.#runs.stopping) {
       const outcome = await this.#step(table).catch((error: unknown) => {
-        if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 'gave way' as const;
+        if (isLockNotAvailable(error)) return 'gave way' as const;
         throw error;
       });
       if (outcome === 'done' || outcome === 'busy') return;
-      if (outcome === 'gave way') await new Promise((resolve) => setTimeout(resolve, GIVE_WAY_MS));
+      if (outcome === 'gave way') await sleep(GIVE_WAY_MS);
       else await new Promise((resolve) => setImmediate(resolve));
     }
   }
