@@ -11,23 +11,9 @@ import { summaryGroups } from '../../src/leads/lead-summary.repository.js';
 import { buildRecordServices } from '../../src/services.js';
 import { newId } from '../../src/shared/ids.js';
 import { runFixture } from '../helpers/fixture-sql.js';
+import { flatten, nodeTypes, type PlanNode } from '../helpers/query-plan.js';
 import { RecordQueries } from '../helpers/record-queries.js';
 import { describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodeTypes(plan: PlanNode): string[] {
-  return [plan['Node Type'], ...(plan.Plans ?? []).flatMap(nodeTypes)];
-}
-
-function flatten(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(flatten)];
-}
 
 let prepared = 0;
 

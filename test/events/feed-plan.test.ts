@@ -4,17 +4,9 @@ import { type CompiledQuery, sql } from 'kysely';
 import { EventRepository } from '../../src/events/event.repository.js';
 import { ALL_EVENT_TYPES } from '../../src/events/event.service.js';
 import { feedSettled } from '../helpers/feed.js';
+import { nodeTypes, type PlanNode } from '../helpers/query-plan.js';
 import { RecordQueries } from '../helpers/record-queries.js';
 import { API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
-
-interface PlanNode {
-  'Node Type': string;
-  Plans?: PlanNode[];
-}
-
-function nodeTypes(plan: PlanNode): string[] {
-  return [plan['Node Type'], ...(plan.Plans ?? []).flatMap(nodeTypes)];
-}
 
 const EVENTS = 3_000;
 
