@@ -10,7 +10,7 @@
  */
 
 const LEAD_COLUMNS =
-  '"id", "tenant_id", "name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "customer_id", "custom", "created_by", "created_at", "updated_at", "version"';
+  '"id", "tenant_id", "name", "email", "phone", "source", "pipeline_id", "status", "score", "last_contact", "notes", "external_id", "customer_id", "custom", "created_by", "created_at", "updated_at", "version"';
 
 /** The event a write adds in its own statement (SPEC §14): see src/events/change-events.ts. */
 const EVENT_INSERT =
@@ -36,6 +36,7 @@ export type Param =
   | 'email'
   | 'phone'
   | 'source'
+  | 'pipelineId'
   | 'score'
   | 'lastContact'
   | 'notes'
@@ -43,6 +44,8 @@ export type Param =
   | 'createdBy'
   | 'externalId'
   | 'custom'
+  | 'matchEmail'
+  | 'matchPhone'
   | 'tokenId'
   | 'requestId'
   | 'eventType'
@@ -67,18 +70,21 @@ export const SQL = {
   },
   createLead: {
     name: 'reference_create_lead',
-    text: `with "written" as (insert into "leads" ("name", "email", "phone", "source", "status", "score", "last_contact", "notes", "external_id", "custom", "id", "tenant_id", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, statement_timestamp(), statement_timestamp()) returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} select tenant_id, $14, id, $15::uuid, $16::text, to_jsonb("written"), '{}'::jsonb from "written") select * from "written"`,
+    text: `with "written" as (insert into "leads" ("name", "email", "phone", "source", "pipeline_id", "status", "score", "last_contact", "notes", "external_id", "custom", "match_email", "match_phone", "id", "tenant_id", "created_by", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, statement_timestamp(), statement_timestamp()) returning ${LEAD_COLUMNS}), "event" as (${EVENT_INSERT} select tenant_id, $17, id, $18::uuid, $19::text, to_jsonb("written"), '{}'::jsonb from "written") select * from "written"`,
     params: [
       'name',
       'email',
       'phone',
       'source',
+      'pipelineId',
       'status',
       'score',
       'lastContact',
       'notes',
       'externalId',
       'custom',
+      'matchEmail',
+      'matchPhone',
       'newId',
       'tenantId',
       'createdBy',
@@ -258,6 +264,8 @@ export function renderLead(row: Row) {
     email: row.email,
     phone: row.phone,
     source: row.source,
+    // A lead in its tenant's first pipeline holds null; that pipeline's id is the tenant's.
+    pipeline: row.pipeline_id ?? row.tenant_id,
     status: row.status,
     score: row.score,
     lastContact: iso(row.last_contact),

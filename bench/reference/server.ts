@@ -1,6 +1,6 @@
 /**
  * The thinnest real implementation of the benchmark's workloads: Fastify, the same SQL as Funil
- * (./queries.ts), and nothing else: no validation, no authentication, no rate limit, no logging,
+ * (./queries.ts) with the values it takes (SPEC §21's match keys), and nothing else: no validation, no authentication, no rate limit, no logging,
  * no response schema (Fastify falls back to JSON.stringify). The Authorization header is ignored
  * and the tenant is fixed. It is what Funil's rows in bench/results are measured against.
  *
@@ -17,6 +17,8 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { v7 } from 'uuid';
+// SPEC §21's match keys, as Funil stores them with each lead: the same SQL needs the same values.
+import { DEFAULT_PHONE_COUNTRY, matchEmail, matchPhone } from '../../src/shared/match-keys.js';
 import {
   bind,
   LIST_LIMIT,
@@ -38,6 +40,8 @@ const prefix = '/api/external/v1';
 /** REFERENCE_SCHEMA=minimal: the thin server on a schema of its own (queries.ts, MINIMAL_SCHEMA). */
 const minimal = env.REFERENCE_SCHEMA === 'minimal';
 const SQL = minimal ? MINIMAL_SQL : env.REFERENCE_EVENTS === 'off' ? NO_EVENT_SQL : SAME_SCHEMA_SQL;
+/** The minimal schema has no match keys: its server does not compute them. */
+const withMatchKeys = (SQL.createLead.params as readonly string[]).includes('matchEmail');
 const storage = await openStorage();
 const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
 app.addHook('onClose', () => storage.close());
@@ -70,6 +74,10 @@ app.post<{ Body: Record<string, unknown> }>(`${prefix}/leads`, async (request, r
     notes: body.notes,
     externalId: body.externalId,
     custom: body.custom ?? {},
+    ...(withMatchKeys && {
+      matchEmail: matchEmail(body.email as string | undefined),
+      matchPhone: matchPhone(body.phone as string | undefined, DEFAULT_PHONE_COUNTRY),
+    }),
     newId: v7(),
     tenantId,
     createdBy: tokenId,

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_LEAD_STATUSES } from '../../src/config.js';
+import { DEFAULT_PHONE_COUNTRY, matchPhone } from '../../src/shared/match-keys.js';
 import { SQL, substitute } from '../reference/queries.js';
 import { CUSTOMERS, LEADS } from './fixture.js';
 import type { Measurement } from './measure.js';
@@ -73,12 +74,15 @@ function scripts(): Record<RequestKind, string> {
       email: `'lead.' || :n || '@example.com'`,
       phone: ':phone',
       source: ':source',
+      pipelineId: 'null',
       status: `'new'`,
       score: ':score',
       lastContact: 'null',
       notes: ':notes',
       externalId: 'null',
       custom: `'{}'::jsonb`,
+      matchEmail: `'lead.' || :n || '@example.com'`,
+      matchPhone: ':match_phone',
       newId: 'gen_random_uuid()',
       tenantId,
       createdBy: ':token',
@@ -126,6 +130,7 @@ export async function runPgbench(job: PgbenchJob): Promise<Measurement> {
       token: job.tokenId,
       name: String(form.name),
       phone: String(form.phone),
+      match_phone: String(matchPhone(String(form.phone), DEFAULT_PHONE_COUNTRY)),
       source: String(form.source),
       notes: String(form.notes),
     };
