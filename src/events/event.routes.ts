@@ -65,7 +65,9 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (
       const last = events[events.length - 1];
       const nextAfter = next ?? (more ? last?.id : undefined);
       if (nextAfter) setNextPage(request, reply, nextAfter, 'after');
-      return events;
+      // The schema's serializer picks each object's branch of its union by validating it (date-time
+      // formats and all): a fifth of a page's CPU. render() builds each event of the schema's fields only.
+      return reply.type('application/json; charset=utf-8').serializer(JSON.stringify).send(events);
     },
   );
 };
