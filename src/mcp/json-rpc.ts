@@ -95,7 +95,33 @@ export function failure(status: number, id: JsonRpcId, code: number, message: st
 }
 
 export function sendOwn(reply: FastifyReply, { status, body }: OwnAnswer) {
-  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+  return reply.code(status).type('application/json; charset=utf-8').send(answerJson(body));
+}
+
+/** The JSON text of values `jsonOf` serialized, while they live: a tool result's structuredContent. */
+const serialized = new WeakMap<object, string>();
+
+/**
+ * `JSON.stringify(value)`, remembered for as long as `value` lives: a tool result carries its
+ * structuredContent twice, as itself and as the text of its content, and an answer Funil sends
+ * itself then writes the text it has instead of serializing the object again (a 100-lead search's
+ * page is 25 KB). The value must not change after.
+ */
+export function jsonOf(value: object): string {
+  const json = JSON.stringify(value);
+  serialized.set(value, json);
+  return json;
+}
+
+/** An answer's JSON text; a result's structuredContent already serialized by jsonOf is written as it was. */
+function answerJson(body: OwnAnswer['body']): string {
+  const structured = 'result' in body ? (body.result as { structuredContent?: unknown }).structuredContent : undefined;
+  const json = typeof structured === 'object' && structured !== null ? serialized.get(structured) : undefined;
+  if (json === undefined || !('result' in body)) return JSON.stringify(body);
+  const { structuredContent: _, ...rest } = body.result as Record<string, unknown>;
+  const others = JSON.stringify(rest);
+  const result = others === '{}' ? `{"structuredContent":${json}}` : `${others.slice(0, -1)},"structuredContent":${json}}`;
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":${result}}`;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -13,7 +13,7 @@ import type { TenantPipelines } from '../pipelines/tenant-pipelines.js';
 import { type ApiError, forbidden, validationFailed } from '../shared/errors.js';
 import { fieldMessage, fieldMessages } from '../shared/messages.js';
 import { bodyValidator } from '../shared/validation.js';
-import { INVALID_PARAMS, isPlainObject } from './json-rpc.js';
+import { INVALID_PARAMS, isPlainObject, jsonOf } from './json-rpc.js';
 import type { McpTool, ToolCall } from './mcp-tool.js';
 import { portableSchema } from './portable-schema.js';
 import { ToolIdempotency, type ToolOutcome } from './tool-idempotency.js';
@@ -98,7 +98,7 @@ export class McpToolbox {
     if (outcome.status >= 400) request.mcp.code = (outcome.body as { code?: string }).code;
     if (outcome.failed) request.mcpFailure = outcome.failed;
     return {
-      content: [{ type: 'text', text: JSON.stringify(outcome.body) }],
+      content: [{ type: 'text', text: jsonOf(outcome.body) }],
       structuredContent: outcome.body as Record<string, unknown>,
       ...(outcome.status >= 400 && { isError: true }),
       ...(outcome.replayed && { _meta: { [REPLAYED]: true } }),
