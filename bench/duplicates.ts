@@ -7,19 +7,22 @@
  * 2. `GET /leads/duplicates` on a tenant of 100,000 leads (a tenth of them sharing an e-mail with
  *    another, a twentieth a phone): the first page and a page 20 pages deep, and
  *    `GET /leads/:id/duplicates`, p50 and p99 of 30.
+ * 3. `POST /leads/merge` of 30 of those groups (each into its first lead) and `POST /merges/:id/undo`
+ *    of each: p50 and p99.
  *
- *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/duplicates.ts [--rows N] [--results DIR]
- *   Without a PostgreSQL URL it runs on PGlite with 100,000 leads in all.
+ *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/duplicates.ts [--rows N] [--backend embedded|postgres] [--results DIR]
+ *   Without a PostgreSQL URL (or with --backend embedded) it runs on PGlite with 100,000 leads in
+ *   all. Each run replaces its backend's section of DIR/duplicates.md and keeps the others.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { MatchKeyBackfill } from '../src/records/match-key-backfill.js';
 import { MatchKeyRules } from '../src/records/match-key-rules.js';
+import { benchBackend, replaceSection } from './backend-sections.js';
 import {
   benchApp,
-  benchPostgresUrl,
   createTenant,
   type ScratchDatabase,
   scratchPglite,
@@ -34,7 +37,11 @@ const TENANT_ROWS = 100_000;
 const REPETITIONS = 30;
 
 const { values: options } = parseArgs({
-  options: { rows: { type: 'string' }, results: { type: 'string', default: 'bench/results' } },
+  options: {
+    rows: { type: 'string' },
+    backend: { type: 'string' },
+    results: { type: 'string', default: 'bench/results' },
+  },
 });
 
 function percentile(values: number[], p: number): number {
@@ -74,16 +81,18 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number): Pro
   await sql`analyze leads`.execute(bulk);
 
   const app = await benchApp(database);
-  const get = async (url: string) => {
+  const send = async (method: 'GET' | 'POST', url: string, payload?: object) => {
     const started = performance.now();
     const res = await app.inject({
-      method: 'GET',
+      method,
       url: `${API}${url}`,
       headers: { authorization: `Bearer ${measured.token}` },
+      ...(payload && { payload }),
     });
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
     return { ms: performance.now() - started, res };
   };
+  const get = (url: string) => send('GET', url);
   let deepCursor = '';
   {
     let url = '/leads/duplicates?limit=100';
@@ -103,6 +112,13 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number): Pro
     times.deep.push((await get(`/leads/duplicates?limit=100&cursor=${deepCursor}`)).ms);
     times.one.push((await get(`/leads/${someone}/duplicates`)).ms);
   }
+  const merges = { merge: [] as number[], undo: [] as number[] };
+  for (const group of (groups as { ids: string[] }[]).slice(0, REPETITIONS)) {
+    const [targetId, ...sourceIds] = group.ids;
+    const merged = await send('POST', '/leads/merge', { targetId, sourceIds });
+    merges.merge.push(merged.ms);
+    merges.undo.push((await send('POST', `/merges/${merged.res.json().merge.id}/undo`)).ms);
+  }
   await app.close();
   const line = (what: string, values: number[]) =>
     `| ${what} | ${percentile(values, 50).toFixed(1)} ms | ${percentile(values, 99).toFixed(1)} ms |`;
@@ -121,26 +137,28 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number): Pro
     line('`GET /leads/duplicates?limit=100` (first page)', times.first),
     line('the same, 20 pages deep', times.deep),
     line('`GET /leads/:id/duplicates`', times.one),
+    line(`\`POST /leads/merge\` of a group (${merges.merge.length} groups)`, merges.merge),
+    line('`POST /merges/:id/undo` of each', merges.undo),
     '',
   ].join('\n');
 }
 
-const url = benchPostgresUrl();
-const sections: string[] = [];
+const { url, name: backend } = benchBackend(options.backend);
 const scratch = url ? await scratchPostgres(url, 'benchdup') : await scratchPglite();
+let section: string;
 try {
-  const rows = Number(options.rows ?? (url ? 1_000_000 : TENANT_ROWS));
-  sections.push(await run(scratch, url ? 'PostgreSQL' : 'PGlite', rows));
+  section = await run(scratch, backend, Number(options.rows ?? (url ? 1_000_000 : TENANT_ROWS)));
 } finally {
   await scratch.drop();
 }
-const report = [
-  '# Duplicates on large tenants (SPEC §21)',
-  '',
-  `\`npx tsx bench/duplicates.ts\`, ${new Date().toISOString()}.`,
-  '',
-  ...sections,
-].join('\n');
 await mkdir(options.results as string, { recursive: true });
-await writeFile(join(options.results as string, 'duplicates.md'), report);
-process.stdout.write(report);
+await replaceSection(
+  join(options.results as string, 'duplicates.md'),
+  [
+    '# Duplicates on large tenants (SPEC §21)',
+    '',
+    '`npx tsx bench/duplicates.ts [--backend embedded|postgres]`; each run replaces its own section.',
+  ],
+  `${section.trimEnd()}\n\nRun ${new Date().toISOString()}.`,
+);
+process.stdout.write(section);

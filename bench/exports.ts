@@ -9,12 +9,12 @@
  *   embedded database, what the export costs everyone else; and there, the same export read in one
  *   transaction instead (the fallback after three starts over), with what that costs the others.
  *
- *   npx tsx bench/exports.ts [--rows N] [--format csv|ndjson] [--results DIR]
+ *   npx tsx bench/exports.ts [--rows N] [--format csv|ndjson] [--backend embedded|postgres] [--results DIR]
  *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/exports.ts --rows 1000000
- *   Without a PostgreSQL URL it runs on PGlite; default 100,000 leads (1,000,000 on PostgreSQL).
+ *   Without a PostgreSQL URL (or with --backend embedded) it runs on PGlite; default 100,000 leads
+ *   (1,000,000 on PostgreSQL).
  *   Each run replaces its backend's section of DIR/exports.md and keeps the others.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -26,9 +26,9 @@ import { singleTransactionSnapshot } from '../src/exports/export-snapshot.js';
 import { writeFile as writeExportFile } from '../src/exports/export-writer.js';
 import { buildServices } from '../src/services.js';
 import { newId } from '../src/shared/ids.js';
+import { benchBackend, replaceSection } from './backend-sections.js';
 import {
   benchApp,
-  benchPostgresUrl,
   createTenant,
   type ScratchDatabase,
   scratchPglite,
@@ -46,6 +46,7 @@ const { values: options } = parseArgs({
   options: {
     rows: { type: 'string' },
     format: { type: 'string', default: 'csv' },
+    backend: { type: 'string' },
     results: { type: 'string', default: 'bench/results' },
   },
 });
@@ -193,8 +194,7 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, form
   ].join('\n');
 }
 
-const url = benchPostgresUrl();
-const backend = url ? 'PostgreSQL' : 'PGlite';
+const { url, name: backend } = benchBackend(options.backend);
 const rows = Number(options.rows ?? (url ? 1_000_000 : 100_000));
 const scratch = url ? await scratchPostgres(url, 'benchexp') : await scratchPglite();
 let section: string;
@@ -203,21 +203,14 @@ try {
 } finally {
   await scratch.drop();
 }
-const path = join(options.results as string, 'exports.md');
-const previous = await readFile(path, 'utf8').catch(() => '');
-const heading = section.split('\n')[0] as string;
-const kept = previous
-  .split(/\n(?=### )/)
-  .slice(1)
-  .filter((old) => old.split('\n')[0] !== heading);
-const report = [
-  '# Exports of large tenants (SPEC §23)',
-  '',
-  '`npx tsx bench/exports.ts [--rows N]` (PGlite), with `FUNIL_BENCH_DATABASE_URL=…` (PostgreSQL); each',
-  'run replaces its own section. The server runs in the bench process: RSS is its RSS.',
-  '',
-  [...kept.map((text) => text.trimEnd()), section.trimEnd()].join('\n\n'),
-  '',
-].join('\n');
-await writeFile(path, report);
+await replaceSection(
+  join(options.results as string, 'exports.md'),
+  [
+    '# Exports of large tenants (SPEC §23)',
+    '',
+    '`npx tsx bench/exports.ts [--rows N] [--backend embedded|postgres]`; each run replaces its own',
+    'section. The server runs in the bench process: RSS is its RSS.',
+  ],
+  section,
+);
 process.stdout.write(`${section}\n`);

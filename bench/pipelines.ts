@@ -8,11 +8,12 @@
  *    (each with its event), and the longest a concurrent write of a lead being moved waits (one
  *    every 5 ms; each batch of the move is its own transaction, so this is the longest lock).
  *
- *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/pipelines.ts [--rows N] [--moved N] [--results DIR]
- *   Without a PostgreSQL URL it runs on PGlite with 100,000 leads and 10,000 moved.
+ *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/pipelines.ts [--rows N] [--moved N] [--backend embedded|postgres] [--results DIR]
+ *   Without a PostgreSQL URL (or with --backend embedded) it runs on PGlite with 100,000 leads and
+ *   10,000 moved. Each run replaces its backend's section of DIR/pipelines.md and keeps the others.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
@@ -21,14 +22,8 @@ import { issueToken } from '../src/admin/issue-token.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { TokenRepository } from '../src/auth/token.repository.js';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
-import {
-  benchApp,
-  benchPostgresUrl,
-  type ScratchDatabase,
-  scratchPglite,
-  scratchPostgres,
-  seedLeads,
-} from './bench-database.js';
+import { benchBackend, replaceSection } from './backend-sections.js';
+import { benchApp, type ScratchDatabase, scratchPglite, scratchPostgres, seedLeads } from './bench-database.js';
 import { steadyWriter, WRITE_EVERY_MS } from './steady-writer.js';
 
 const API = '/api/external/v1';
@@ -37,6 +32,7 @@ const { values: options } = parseArgs({
   options: {
     rows: { type: 'string' },
     moved: { type: 'string' },
+    backend: { type: 'string' },
     results: { type: 'string', default: 'bench/results' },
   },
 });
@@ -140,32 +136,22 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, move
   ].join('\n');
 }
 
-const url = benchPostgresUrl();
-const sections: string[] = [];
-if (url) {
-  const scratch = await scratchPostgres(url, 'benchpipe');
-  try {
-    sections.push(
-      await run(scratch, 'PostgreSQL', Number(options.rows ?? 1_000_000), Number(options.moved ?? 100_000)),
-    );
-  } finally {
-    await scratch.drop();
-  }
-} else {
-  const scratch = await scratchPglite();
-  try {
-    sections.push(await run(scratch, 'PGlite', Number(options.rows ?? 100_000), Number(options.moved ?? 10_000)));
-  } finally {
-    await scratch.drop();
-  }
+const { url, name: backend } = benchBackend(options.backend);
+const scratch = url ? await scratchPostgres(url, 'benchpipe') : await scratchPglite();
+let section: string;
+try {
+  const rows = Number(options.rows ?? (url ? 1_000_000 : 100_000));
+  section = await run(scratch, backend, rows, Number(options.moved ?? (url ? 100_000 : 10_000)));
+} finally {
+  await scratch.drop();
 }
-const report = [
-  '# Pipelines on a large tenant (SPEC §20)',
-  '',
-  `\`npx tsx bench/pipelines.ts\`, ${new Date().toISOString()}.`,
-  '',
-  ...sections,
-].join('\n');
 await mkdir(options.results as string, { recursive: true });
-await writeFile(join(options.results as string, 'pipelines.md'), report);
-process.stdout.write(report);
+await replaceSection(
+  join(options.results as string, 'pipelines.md'),
+  [
+    '# Pipelines on a large tenant (SPEC §20)',
+    '',
+    '`npx tsx bench/pipelines.ts [--backend embedded|postgres]`; each run replaces its own section.',
+  ],
+  `${section.trimEnd()}\n\nRun ${new Date().toISOString()}.`,
+);

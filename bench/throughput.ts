@@ -13,9 +13,16 @@
  *            pipeline summary on a tenant with 100,000 leads, into DIR/large-tenant.md)
  *            --no-lists (skips bench/lists.ts, which runs after it: page 1 against the deepest page of
  *            a walk over 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/lists.md)
+ *            --no-webhook-filters (skips bench/webhook-filters.ts: deliveries and the feed through
+ *            filters against none, into DIR/webhook-filters-*.md)
+ *            --no-pipelines (skips bench/pipelines.ts: the migration to pipelines and a stage's
+ *            leads moved, on 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/pipelines.md)
+ *            --no-duplicates (skips bench/duplicates.ts: the matching keys' backfill, duplicates
+ *            pages, merges and their undo on a tenant of 100,000 leads, into DIR/duplicates.md)
  *            --no-jobs (skips bench/imports.ts and bench/exports.ts, which run last: an import and an
  *            export of 1,000,000 leads on PostgreSQL and 100,000 on PGlite, into DIR/imports-*.md
  *            and DIR/exports.md)
+ *            Each of these runs on PostgreSQL (when there is one) and on PGlite.
  *            Every file of the run is added to DIR/latest.md after the workloads' figures.
  *            --load-generator wrk|autocannon (wrk when it is installed)
  *            --paced-rate N (1000; 0: no paced runs) --node PATH (the servers' Node.js; this one)
@@ -99,6 +106,9 @@ const { values: options } = parseArgs({
     'no-lists': { type: 'boolean', default: false },
     'no-jobs': { type: 'boolean', default: false },
     'no-webhooks': { type: 'boolean', default: false },
+    'no-webhook-filters': { type: 'boolean', default: false },
+    'no-pipelines': { type: 'boolean', default: false },
+    'no-duplicates': { type: 'boolean', default: false },
     'load-generator': { type: 'string' },
     'paced-rate': { type: 'string', default: '1000' },
     node: { type: 'string' },
@@ -298,12 +308,22 @@ async function main(): Promise<void> {
       cwd: ROOT,
       stdio: 'inherit',
     });
-    gathered.push(file);
+    if (!gathered.includes(file)) gathered.push(file);
+  };
+  /** A bench whose file holds a section per backend: PostgreSQL's (when there is one), then PGlite's. */
+  const bothBackends = (file: string, script: string) => {
+    if (benchPostgresUrl()) runAlone(file, script, '--backend', 'postgres');
+    runAlone(file, script, '--backend', 'embedded');
   };
   if (!interrupted && !options['no-webhooks']) {
     log('SPEC §15: webhook deliveries under a create load, at a fraction of it, and on a backlog (bench/webhooks.ts)');
     if (benchPostgresUrl()) runAlone('webhooks-postgres.md', 'webhooks.ts', '--backend', 'postgres');
     runAlone('webhooks-embedded.md', 'webhooks.ts', '--backend', 'embedded');
+  }
+  if (!interrupted && !options['no-webhook-filters']) {
+    log('SPEC §22: deliveries and the feed through filters, against none (bench/webhook-filters.ts)');
+    if (benchPostgresUrl()) runAlone('webhook-filters-postgres.md', 'webhook-filters.ts', '--backend', 'postgres');
+    runAlone('webhook-filters-pglite.md', 'webhook-filters.ts', '--backend', 'pglite');
   }
   if (!interrupted && !options['no-large-tenant']) {
     log('a tenant with 100,000 leads: custom filters and the pipeline summary (bench/large-tenant.ts)');
@@ -313,13 +333,21 @@ async function main(): Promise<void> {
     log('keyset paging: page 1 against the deepest page of a walk over 1,000,000 leads (bench/lists.ts)');
     runAlone('lists.md', 'lists.ts');
   }
+  if (!interrupted && !options['no-pipelines']) {
+    log("SPEC §20: the migration to pipelines and a stage's leads moved, on a large tenant (bench/pipelines.ts)");
+    bothBackends('pipelines.md', 'pipelines.ts');
+  }
+  if (!interrupted && !options['no-duplicates']) {
+    log('SPEC §21: the backfill of matching keys, duplicates pages, merges and undo (bench/duplicates.ts)');
+    bothBackends('duplicates.md', 'duplicates.ts');
+  }
   if (!interrupted && !options['no-jobs']) {
     log(
       'SPEC §23: an import of 1,000,000 leads (100,000 embedded) against single POSTs, and an export (bench/imports.ts, bench/exports.ts)',
     );
     if (benchPostgresUrl()) runAlone('imports-postgres.md', 'imports.ts', '--backend', 'postgres');
     runAlone('imports-pglite.md', 'imports.ts', '--backend', 'embedded');
-    runAlone('exports.md', 'exports.ts');
+    bothBackends('exports.md', 'exports.ts');
   }
   if (gathered.length > 0) {
     const parts = await Promise.all(gathered.map((file) => readFile(join(RESULTS, file), 'utf8')));

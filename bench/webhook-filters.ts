@@ -11,7 +11,7 @@
  *
  *   npx tsx bench/webhook-filters.ts [--leads N] [--events N] [--results DIR]
  *   PostgreSQL when FUNIL_BENCH_DATABASE_URL (or FUNIL_TEST_DATABASE_URL) is set, else PGlite;
- *   --backend pglite forces PGlite. Writes bench/results/webhook-filters-<backend>.md.
+ *   --backend pglite (or embedded) forces PGlite. Writes bench/results/webhook-filters-<backend>.md.
  */
 
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -28,7 +28,6 @@ import { quantile } from '../test/helpers/quantile.js';
 import {
   type BenchTenant,
   benchApp,
-  benchPostgresUrl,
   createTenant,
   median,
   type ScratchDatabase,
@@ -36,6 +35,7 @@ import {
   scratchPostgres,
   seedLeads,
 } from './bench-database.js';
+import { benchBackend } from './backend-sections.js';
 
 const API = '/api/external/v1';
 const SUBSCRIPTIONS = 25;
@@ -48,8 +48,7 @@ const { values: options } = parseArgs({
     results: { type: 'string', default: 'bench/results' },
   },
 });
-const url = options.backend === 'pglite' ? undefined : benchPostgresUrl();
-const backend = url ? 'PostgreSQL' : 'PGlite';
+const { url, name: backend } = benchBackend(options.backend);
 
 /** Passed by every lead.created event: four tests, and every part of a filter. */
 const ALL_PASS: EventFilter = {
