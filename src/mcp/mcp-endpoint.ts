@@ -1,6 +1,6 @@
 import {
+  classifyInboundRequest,
   createMcpHandler,
-  isLegacyRequest,
   ProtocolError,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
@@ -64,8 +64,7 @@ export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEnd
 
   return async (request, reply, stray) => {
     let response: Response | undefined;
-    const webRequest = webRequestOf(request);
-    const legacy = await isLegacyRequest(webRequest, request.body);
+    const legacy = isLegacy(request);
     const call = stray ?? (legacy ? plainToolCall(request.body, request.headers) : undefined);
     if (call) {
       const answer = await answerOf(call.id, toolbox.call(request, call.name, call.arguments), legacy);
@@ -76,8 +75,9 @@ export function mcpEndpoint(services: McpServices, cursors: CursorCodec): McpEnd
       await server.connect(transport);
       // Not closed after: with JSON answers it holds no stream, timer or pending request once it has
       // answered, and close() would only build an error (with its stack) for the requests it no longer has.
-      response = await transport.handleRequest(webRequest, { parsedBody: request.body });
+      response = await transport.handleRequest(webRequestOf(request), { parsedBody: request.body });
     } else {
+      const webRequest = webRequestOf(request);
       requests.set(webRequest, { request, pipelines: await pipelinesFor(request) });
       response = await modern.fetch(webRequest, { parsedBody: request.body });
     }
@@ -107,6 +107,29 @@ function answerOf(id: JsonRpcId, outcome: Promise<object>, legacy: boolean): Pro
       throw error;
     },
   );
+}
+
+/**
+ * Whether the SDK would serve the request as 2025-era traffic: isLegacyRequest's answer for a parsed
+ * body (none is legacy; else the SDK's own classification of the body and headers), without the web
+ * Request it takes, which a plain tools/call does not otherwise need.
+ */
+function isLegacy(request: FastifyRequest): boolean {
+  const { body } = request;
+  if (body === undefined) return true;
+  const header = (name: (typeof TRANSPORT_HEADERS)[number]) => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? { value } : undefined;
+  };
+  const [version, method, name] = [header('mcp-protocol-version'), header('mcp-method'), header('mcp-name')];
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    body,
+    ...(version && { protocolVersionHeader: version.value }),
+    ...(method && { mcpMethodHeader: method.value }),
+    ...(name && { mcpNameHeader: name.value }),
+  });
+  return outcome.kind === 'legacy';
 }
 
 /** The request as the SDK's web-standard transport takes it; the parsed body is handed over beside it. */
