@@ -303,11 +303,20 @@ async function main(): Promise<void> {
   // Each in a process of its own, with the machine to itself: every server of the run has stopped.
   // Each writes its own file; latest.md then holds them all after the run's own figures.
   const gathered: string[] = [];
+  // One that fails is named in latest.md and fails the run, and the others still run.
+  const failed: string[] = [];
   const runAlone = (file: string, script: string, ...args: string[]) => {
-    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS, ...args], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    });
+    try {
+      execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS, ...args], {
+        cwd: ROOT,
+        stdio: 'inherit',
+      });
+    } catch {
+      failed.push(`bench/${[script, ...args].join(' ')}`);
+      log(`FAILED: bench/${script} ${args.join(' ')} (its output is above)`);
+      process.exitCode = 1;
+      return;
+    }
     if (!gathered.includes(file)) gathered.push(file);
   };
   /** A bench whose file holds a section per backend: PostgreSQL's (when there is one), then PGlite's. */
@@ -349,10 +358,14 @@ async function main(): Promise<void> {
     runAlone('imports-pglite.md', 'imports.ts', '--backend', 'embedded');
     bothBackends('exports.md', 'exports.ts');
   }
-  if (gathered.length > 0) {
+  if (gathered.length > 0 || failed.length > 0) {
     const parts = await Promise.all(gathered.map((file) => readFile(join(RESULTS, file), 'utf8')));
     const demoted = parts.map((part) => part.replace(/^#/gm, '##'));
-    await writeFile(join(RESULTS, 'latest.md'), [report, '# The other benches of this run', '', ...demoted].join('\n'));
+    const failures = failed.map((bench) => `**Failed in this run** (no figures): \`${bench}\`.\n`);
+    await writeFile(
+      join(RESULTS, 'latest.md'),
+      [report, '# The other benches of this run', '', ...failures, ...demoted].join('\n'),
+    );
     log(`latest.md: ${gathered.join(', ')} added`);
   }
   const failures = rows.filter((row) => row.errors > 0);
