@@ -25,6 +25,7 @@ import { compileFilter, FilterCache } from '../src/events/event-filter.js';
 import type { EventFilter } from '../src/events/event-filter.schemas.js';
 import { withDatabase } from '../test/helpers/postgres-admin.js';
 import { quantile } from '../test/helpers/quantile.js';
+import { benchBackend } from './backend-sections.js';
 import {
   type BenchTenant,
   benchApp,
@@ -35,7 +36,6 @@ import {
   scratchPostgres,
   seedLeads,
 } from './bench-database.js';
-import { benchBackend } from './backend-sections.js';
 
 const API = '/api/external/v1';
 const SUBSCRIPTIONS = 25;

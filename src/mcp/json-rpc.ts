@@ -120,7 +120,8 @@ function answerJson(body: OwnAnswer['body']): string {
   if (json === undefined || !('result' in body)) return JSON.stringify(body);
   const { structuredContent: _, ...rest } = body.result as Record<string, unknown>;
   const others = JSON.stringify(rest);
-  const result = others === '{}' ? `{"structuredContent":${json}}` : `${others.slice(0, -1)},"structuredContent":${json}}`;
+  const result =
+    others === '{}' ? `{"structuredContent":${json}}` : `${others.slice(0, -1)},"structuredContent":${json}}`;
   return `{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":${result}}`;
 }
 
