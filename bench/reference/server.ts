@@ -1,8 +1,9 @@
 /**
  * The thinnest real implementation of the benchmark's workloads: Fastify, the same SQL as Funil
- * (./queries.ts) with the values it takes (SPEC §21's match keys), and nothing else: no validation, no authentication, no rate limit, no logging,
- * no response schema (Fastify falls back to JSON.stringify). The Authorization header is ignored
- * and the tenant is fixed. It is what Funil's rows in bench/results are measured against.
+ * (./queries.ts) with the values it takes (SPEC §21's match keys), and nothing else: no
+ * validation, no authentication, no rate limit, no logging, no response schema (Fastify falls back
+ * to JSON.stringify). The Authorization header is ignored and the tenant is fixed. It is what
+ * Funil's rows in bench/results are measured against.
  *
  *   REFERENCE_DATABASE_URL=postgres://…  (a pg pool of REFERENCE_POOL_SIZE, default 10: Funil's default)
  *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, queried directly)
