@@ -3,8 +3,9 @@
  * PostgreSQL when a server is named), and a results file holding one section per backend, where
  * each run replaces its own and keeps the other's (`npm run bench` runs them once for each).
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { benchPostgresUrl } from './bench-database.js';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { benchPostgresUrl, type ScratchDatabase, scratchPglite, scratchPostgres } from './bench-database.js';
 
 export interface BenchBackend {
   /** The PostgreSQL server, or undefined for PGlite. */
@@ -23,11 +24,26 @@ export function benchBackend(option: string | undefined): BenchBackend {
   return { url, name: url ? 'PostgreSQL' : 'PGlite' };
 }
 
+/** `run` on a new database of `backend` (PostgreSQL's named after `label`), thrown away after. */
+export async function onScratch<T>(
+  backend: BenchBackend,
+  label: string,
+  run: (scratch: ScratchDatabase) => Promise<T>,
+): Promise<T> {
+  const scratch = backend.url ? await scratchPostgres(backend.url, label) : await scratchPglite();
+  try {
+    return await run(scratch);
+  } finally {
+    await scratch.drop();
+  }
+}
+
 /**
- * Writes `path`: `head` (its lines), then the sections of `### ` headings it held, less any of the
+ * Writes `path` (making its directory): `head` (its lines), then the sections of `### ` headings it held, less any of the
  * heading `section` starts with, then `section`.
  */
 export async function replaceSection(path: string, head: readonly string[], section: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
   const previous = await readFile(path, 'utf8').catch(() => '');
   const heading = section.split('\n')[0] as string;
   const kept = previous

@@ -1,35 +1,10 @@
-/**
- * SPEC §21 on large tenants (issue 43's performance questions), through the real app:
- *
- * 1. The backfill of matching keys after the upgrade, over every lead of the database
- *    (1,000,000 on PostgreSQL): rows per second, and the longest a concurrent lead write waits
- *    meanwhile (one every 5 ms on its own connection).
- * 2. `GET /leads/duplicates` on a tenant of 100,000 leads (a tenth of them sharing an e-mail with
- *    another, a twentieth a phone): the first page and a page 20 pages deep, and
- *    `GET /leads/:id/duplicates`, p50 and p99 of 30.
- * 3. `POST /leads/merge` of 30 of those groups (each into its first lead) and `POST /merges/:id/undo`
- *    of each: p50 and p99.
- *
- *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/duplicates.ts [--rows N] [--backend embedded|postgres] [--results DIR]
- *   Without a PostgreSQL URL (or with --backend embedded) it runs on PGlite with 100,000 leads in
- *   all. Each run replaces its backend's section of DIR/duplicates.md and keeps the others.
- */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { MatchKeyBackfill } from '../src/records/match-key-backfill.js';
 import { MatchKeyRules } from '../src/records/match-key-rules.js';
-import { benchBackend, replaceSection } from './backend-sections.js';
-import {
-  benchApp,
-  createTenant,
-  type ScratchDatabase,
-  scratchPglite,
-  scratchPostgres,
-  seedLeads,
-  silent,
-} from './bench-database.js';
+import { benchBackend, onScratch, replaceSection } from './backend-sections.js';
+import { benchApp, createTenant, type ScratchDatabase, seedLeads, silent } from './bench-database.js';
 import { steadyWriter, WRITE_EVERY_MS } from './steady-writer.js';
 
 const API = '/api/external/v1';
@@ -143,15 +118,9 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number): Pro
   ].join('\n');
 }
 
-const { url, name: backend } = benchBackend(options.backend);
-const scratch = url ? await scratchPostgres(url, 'benchdup') : await scratchPglite();
-let section: string;
-try {
-  section = await run(scratch, backend, Number(options.rows ?? (url ? 1_000_000 : TENANT_ROWS)));
-} finally {
-  await scratch.drop();
-}
-await mkdir(options.results as string, { recursive: true });
+const backend = benchBackend(options.backend);
+const rows = Number(options.rows ?? (backend.url ? 1_000_000 : TENANT_ROWS));
+const section = await onScratch(backend, 'benchdup', (scratch) => run(scratch, backend.name, rows));
 await replaceSection(
   join(options.results as string, 'duplicates.md'),
   [

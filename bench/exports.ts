@@ -26,16 +26,8 @@ import { singleTransactionSnapshot } from '../src/exports/export-snapshot.js';
 import { writeFile as writeExportFile } from '../src/exports/export-writer.js';
 import { buildServices } from '../src/services.js';
 import { newId } from '../src/shared/ids.js';
-import { benchBackend, replaceSection } from './backend-sections.js';
-import {
-  benchApp,
-  createTenant,
-  type ScratchDatabase,
-  scratchPglite,
-  scratchPostgres,
-  seedLeads,
-  silent,
-} from './bench-database.js';
+import { benchBackend, onScratch, replaceSection } from './backend-sections.js';
+import { benchApp, createTenant, type ScratchDatabase, seedLeads, silent } from './bench-database.js';
 import { PeakRss } from './throughput/proc.js';
 
 const API = '/api/external/v1';
@@ -194,15 +186,11 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, form
   ].join('\n');
 }
 
-const { url, name: backend } = benchBackend(options.backend);
-const rows = Number(options.rows ?? (url ? 1_000_000 : 100_000));
-const scratch = url ? await scratchPostgres(url, 'benchexp') : await scratchPglite();
-let section: string;
-try {
-  section = await run(scratch, backend, rows, options.format as string);
-} finally {
-  await scratch.drop();
-}
+const backend = benchBackend(options.backend);
+const rows = Number(options.rows ?? (backend.url ? 1_000_000 : 100_000));
+const section = await onScratch(backend, 'benchexp', (scratch) =>
+  run(scratch, backend.name, rows, options.format as string),
+);
 await replaceSection(
   join(options.results as string, 'exports.md'),
   [

@@ -13,7 +13,6 @@
  *   10,000 moved. Each run replaces its backend's section of DIR/pipelines.md and keeps the others.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
@@ -22,8 +21,8 @@ import { issueToken } from '../src/admin/issue-token.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { TokenRepository } from '../src/auth/token.repository.js';
 import { migrateTo, migrateToLatest } from '../src/db/migrate.js';
-import { benchBackend, replaceSection } from './backend-sections.js';
-import { benchApp, type ScratchDatabase, scratchPglite, scratchPostgres, seedLeads } from './bench-database.js';
+import { benchBackend, onScratch, replaceSection } from './backend-sections.js';
+import { benchApp, type ScratchDatabase, seedLeads } from './bench-database.js';
 import { steadyWriter, WRITE_EVERY_MS } from './steady-writer.js';
 
 const API = '/api/external/v1';
@@ -136,16 +135,10 @@ async function run(scratch: ScratchDatabase, backend: string, rows: number, move
   ].join('\n');
 }
 
-const { url, name: backend } = benchBackend(options.backend);
-const scratch = url ? await scratchPostgres(url, 'benchpipe') : await scratchPglite();
-let section: string;
-try {
-  const rows = Number(options.rows ?? (url ? 1_000_000 : 100_000));
-  section = await run(scratch, backend, rows, Number(options.moved ?? (url ? 100_000 : 10_000)));
-} finally {
-  await scratch.drop();
-}
-await mkdir(options.results as string, { recursive: true });
+const backend = benchBackend(options.backend);
+const rows = Number(options.rows ?? (backend.url ? 1_000_000 : 100_000));
+const moved = Number(options.moved ?? (backend.url ? 100_000 : 10_000));
+const section = await onScratch(backend, 'benchpipe', (scratch) => run(scratch, backend.name, rows, moved));
 await replaceSection(
   join(options.results as string, 'pipelines.md'),
   [

@@ -25,17 +25,8 @@ import { compileFilter, FilterCache } from '../src/events/event-filter.js';
 import type { EventFilter } from '../src/events/event-filter.schemas.js';
 import { withDatabase } from '../test/helpers/postgres-admin.js';
 import { quantile } from '../test/helpers/quantile.js';
-import { benchBackend } from './backend-sections.js';
-import {
-  type BenchTenant,
-  benchApp,
-  createTenant,
-  median,
-  type ScratchDatabase,
-  scratchPglite,
-  scratchPostgres,
-  seedLeads,
-} from './bench-database.js';
+import { benchBackend, onScratch } from './backend-sections.js';
+import { type BenchTenant, benchApp, createTenant, median, type ScratchDatabase, seedLeads } from './bench-database.js';
 
 const API = '/api/external/v1';
 const SUBSCRIPTIONS = 25;
@@ -290,13 +281,11 @@ async function run(scratch: ScratchDatabase): Promise<string> {
   }
 }
 
-const scratch = url ? await scratchPostgres(url, 'benchfilters') : await scratchPglite();
 let section: string;
 try {
-  section = await run(scratch);
+  // The app closes the database; onScratch drops what is left of it.
+  section = await onScratch({ url, name: backend }, 'benchfilters', run);
 } finally {
-  // The app closed the database; drop what is left of it.
-  await scratch.drop();
   receiver.close();
 }
 const report = [
