@@ -32,12 +32,31 @@ export interface LaunchSpec {
   readonly port?: number;
 }
 
+/** How often a server is started again on another port when a process beside took its port first. */
+const PORT_ATTEMPTS = 3;
+
 /** Starts a server process; waits until /health answers unless `waitReady` is false. Stopped by its PID. */
 export async function launchServer(
   spec: LaunchSpec,
+  options: { waitReady?: boolean; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const given = spec.port ?? (spec.env.PORT ? Number(spec.env.PORT) : undefined);
+  if (given !== undefined) return launchOn(spec, given, options);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchOn(spec, await freePort(), options);
+    } catch (error) {
+      // Another test process drew the same port in the same second: its server listens there.
+      if (attempt >= PORT_ATTEMPTS || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function launchOn(
+  spec: LaunchSpec,
+  port: number,
   { waitReady = true, timeoutMs = 60_000 } = {},
 ): Promise<ServerProcess> {
-  const port = spec.port ?? (spec.env.PORT ? Number(spec.env.PORT) : await freePort());
   const log = spec.logFile === undefined ? undefined : openSync(spec.logFile, 'w');
   let child: ChildProcess;
   try {
