@@ -65,10 +65,12 @@ export async function scratchPostgres(url: string, label: string): Promise<Scrat
   const target = withDatabase(url, name);
   const database = await openDatabase({ databaseUrl: target, dataDir: '', poolSize: 5, logger: silent });
   await prepareDatabase(database.db, { bootstrap: false });
+  const bulkPool = new pg.Pool({ connectionString: target, max: 2, statement_timeout: 0 });
+  // pg-pool's end() resolves once it has asked its connections to close, not once they are: the drop
+  // below can end one first, and an 'error' on a pool with no listener would end the process.
+  bulkPool.on('error', () => {});
   const bulk = new Kysely<Tables>({
-    dialect: new PostgresDialect({
-      pool: new pg.Pool({ connectionString: target, max: 2, statement_timeout: 0 }),
-    }),
+    dialect: new PostgresDialect({ pool: bulkPool }),
     plugins: [new CamelCasePlugin()],
   });
   return {
