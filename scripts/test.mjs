@@ -6,7 +6,8 @@
 // bundle is a generated file that imports a few test files, which `node --test` runs in one
 // process, their suites one after the other. The files that take longest run alone and first, so
 // that the run does not end waiting on one of them; a file that must see a fresh process does too.
-// The fault tests (kill -9, a database that goes away) run after, one at a time.
+// The fault tests (kill -9, a database that goes away) run after: two at a time, then those that
+// judge the machine's pace alone.
 //
 //   npm test                      every file
 //   npm test -- test/leads/*.ts   these files, each in its own process
@@ -33,6 +34,14 @@ const LONGEST = [
 ];
 /** … and the files that must see a process of their own (which modules it loads, say). */
 const OWN_PROCESS = ['test/mcp/mcp-loading.test.ts'];
+/**
+ * The fault tests that judge the machine's own pace (load shed at a measured delay, waits bounded
+ * from measured times) run last and alone. The others (kill -9, an outage, a shutdown, fuzzing)
+ * mostly wait on processes and judge only generous bounds: they run two at a time, longest first.
+ */
+const FAULTS_ALONE = ['test/faults/fair-share.test.ts', 'test/faults/overload.test.ts'];
+const FAULTS_LONGEST = ['test/faults/database-outage.test.ts', 'test/faults/import-crash.test.ts'];
+const FAULTS_TWO_AT_A_TIME = 2;
 
 function testFiles(dir) {
   return readdirSync(join(root, dir), { recursive: true })
@@ -65,7 +74,11 @@ if (chosen.length > 0) process.exit(runTests(chosen, CONCURRENCY));
 
 const alone = [...LONGEST, ...OWN_PROCESS];
 const main = testFiles('test').filter((file) => !file.startsWith('test/faults/'));
-const missing = alone.filter((file) => !main.includes(file));
+const faults = testFiles('test/faults');
+const missing = [
+  ...alone.filter((file) => !main.includes(file)),
+  ...[...FAULTS_ALONE, ...FAULTS_LONGEST].filter((file) => !faults.includes(file)),
+];
 if (missing.length > 0) throw new Error(`scripts/test.mjs names files that are gone: ${missing.join(', ')}`);
 const bundlesDir = join(root, '.cache', 'test-bundles', String(process.pid));
 let status;
@@ -78,5 +91,9 @@ try {
 } finally {
   rmSync(bundlesDir, { recursive: true, force: true });
 }
-if (status === 0) status = runTests(testFiles('test/faults'), 1);
+if (status === 0) {
+  const paired = [...FAULTS_LONGEST, ...faults.filter((file) => ![...FAULTS_LONGEST, ...FAULTS_ALONE].includes(file))];
+  status = runTests(paired, FAULTS_TWO_AT_A_TIME);
+}
+if (status === 0) status = runTests(FAULTS_ALONE, 1);
 process.exit(status);
