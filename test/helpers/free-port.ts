@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
@@ -18,12 +17,12 @@ function ephemeralLow(): number {
 /** Whether nothing listens on `port` of 127.0.0.1 right now. */
 async function isFree(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(port, '127.0.0.1');
-  const [outcome] = await Promise.race([once(server, 'listening'), once(server, 'error').then(() => ['taken'])]);
-  if (outcome === 'taken') return false;
-  server.close();
-  await once(server, 'close');
-  return true;
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (listening) await new Promise((closed) => server.close(closed));
+  return listening;
 }
 
 /**
