@@ -1,3 +1,19 @@
+/**
+ * SPEC §21 on large tenants (issue 43's performance questions), through the real app:
+ *
+ * 1. The backfill of matching keys after the upgrade, over every lead of the database
+ *    (1,000,000 on PostgreSQL): rows per second, and the longest a concurrent lead write waits
+ *    meanwhile (one every 5 ms on its own connection).
+ * 2. `GET /leads/duplicates` on a tenant of 100,000 leads (a tenth of them sharing an e-mail with
+ *    another, a twentieth a phone): the first page and a page 20 pages deep, and
+ *    `GET /leads/:id/duplicates`, p50 and p99 of 30.
+ * 3. `POST /leads/merge` of 30 of those groups (each into its first lead) and `POST /merges/:id/undo`
+ *    of each: p50 and p99.
+ *
+ *   FUNIL_BENCH_DATABASE_URL=postgres://… npx tsx bench/duplicates.ts [--rows N] [--backend embedded|postgres] [--results DIR]
+ *   Without a PostgreSQL URL (or with --backend embedded) it runs on PGlite with 100,000 leads in
+ *   all. Each run replaces its backend's section of DIR/duplicates.md and keeps the others.
+ */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';

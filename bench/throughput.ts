@@ -312,8 +312,9 @@ async function main(): Promise<void> {
         stdio: 'inherit',
       });
     } catch {
-      failed.push(`bench/${[script, ...args].join(' ')}`);
-      log(`FAILED: bench/${script} ${args.join(' ')} (its output is above)`);
+      const bench = `bench/${[script, ...args].join(' ')}`;
+      failed.push(bench);
+      log(`FAILED: ${bench} (its output is above)`);
       process.exitCode = 1;
       return;
     }

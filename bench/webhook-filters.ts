@@ -39,7 +39,8 @@ const { values: options } = parseArgs({
     results: { type: 'string', default: 'bench/results' },
   },
 });
-const { url, name: backend } = benchBackend(options.backend);
+const target = benchBackend(options.backend);
+const { url, name: backend } = target;
 
 /** Passed by every lead.created event: four tests, and every part of a filter. */
 const ALL_PASS: EventFilter = {
@@ -284,7 +285,7 @@ async function run(scratch: ScratchDatabase): Promise<string> {
 let section: string;
 try {
   // The app closes the database; onScratch drops what is left of it.
-  section = await onScratch({ url, name: backend }, 'benchfilters', run);
+  section = await onScratch(target, 'benchfilters', run);
 } finally {
   receiver.close();
 }
