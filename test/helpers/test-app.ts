@@ -155,7 +155,7 @@ export class TestContext {
     if (contentType.startsWith('application/json')) {
       body = response.json();
     }
-    this.#contract ??= await ContractChecker.load(this.app);
+    this.#contract ??= await ContractChecker.forApp(this.app, JSON.stringify([this.backend, this.env]));
     this.#contract.check(String(method), url, response.statusCode, response.headers, body);
     return { status: response.statusCode, headers: response.headers, body, text: response.body };
   }
