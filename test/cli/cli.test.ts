@@ -5,6 +5,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/free-port.js';
+import { SERVER_ARGS } from '../helpers/module-args.js';
 import { scratchDir } from '../helpers/scratch-dir.js';
 import { migratedDataDir } from '../helpers/test-database.js';
 import { buildCli, cleanEnv, ROOT, type Run, run } from './cli-process.js';
@@ -13,7 +14,7 @@ const ADMIN_TOKEN = 'cli-test-admin-token-0123456789abcdef0123';
 const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';
 const ONE_LINE = /^funil: [^\n]+\n$/;
 
-/** A real Funil server on PGlite in a temp dir, as `npm start` runs it (through tsx). */
+/** A real Funil server process on PGlite in a temp dir. */
 class FunilServer {
   readonly url: string;
   #child?: ChildProcess;
@@ -27,7 +28,7 @@ class FunilServer {
   }
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, SERVER_ARGS, {
       cwd: ROOT,
       env: cleanEnv({
         PORT: String(this.port),

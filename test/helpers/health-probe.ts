@@ -4,20 +4,21 @@ import { Agent } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { send, sleep } from './http-client.js';
+import { moduleArgs } from './module-args.js';
 
 export interface Probe {
   status: number | string;
   ms: number;
 }
 
-const SELF = fileURLToPath(import.meta.url);
-
 /**
  * Probes `GET /health` every 100 ms on one kept-alive connection, from a process of its own: a
  * test process busy generating load would delay the readings with its own work.
  */
 export async function startHealthProbe(url: string): Promise<{ stop(): Promise<Probe[]> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SELF, url], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...moduleArgs(new URL(import.meta.url)), url], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const probes: Probe[] = [];
   const lines = createInterface({ input: child.stdout });
   let ready: () => void = () => {};
@@ -66,4 +67,4 @@ async function probeUntilStdinCloses(url: string): Promise<void> {
   agent.destroy();
 }
 
-if (process.argv[1] === SELF) await probeUntilStdinCloses(process.argv[2] as string);
+if (process.argv[1] === fileURLToPath(import.meta.url)) await probeUntilStdinCloses(process.argv[2] as string);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { freePort } from './free-port.js';
+import { SERVER_ARGS } from './module-args.js';
 
 export { freePort };
 
@@ -16,13 +17,11 @@ export interface ServerProcess {
   exited(): Promise<number | null>;
 }
 
-const SERVER_ENTRY = new URL('../../src/server.ts', import.meta.url).pathname;
-
 /** How to launch a server process: the tests' `startServer` and the benches' both come here. */
 export interface LaunchSpec {
   /** Its whole environment; PORT and HOST are added. */
   readonly env: Record<string, string>;
-  /** Arguments to `node`: `src/server.ts` through tsx unless given (a bench runs a build). */
+  /** Arguments to `node`: src/server of the tree the tests run from unless given (a bench runs a build). */
   readonly args?: readonly string[];
   /** The Node.js binary; this process's unless given. */
   readonly node?: string;
@@ -60,7 +59,7 @@ async function launchOn(
   const log = spec.logFile === undefined ? undefined : openSync(spec.logFile, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(spec.node ?? process.execPath, [...(spec.args ?? ['--import', 'tsx', SERVER_ENTRY])], {
+    child = spawn(spec.node ?? process.execPath, [...(spec.args ?? SERVER_ARGS)], {
       cwd: spec.cwd,
       env: { ...spec.env, HOST: '127.0.0.1', PORT: String(port) },
       stdio: ['ignore', log ?? 'pipe', log ?? 'pipe'],
@@ -100,7 +99,7 @@ async function launchOn(
   return server;
 }
 
-/** Starts `src/server.ts` as a real process, as the tests run it; waits until /health answers unless `waitReady` is false. */
+/** Starts src/server as a real process, as the tests run it; waits until /health answers unless `waitReady` is false. */
 export function startServer(
   env: Record<string, string>,
   options: { waitReady?: boolean; timeoutMs?: number } = {},
