@@ -2,6 +2,8 @@ import assert, { AssertionError } from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
@@ -19,6 +21,40 @@ export const toolCoverage = new Map<string, Set<'success' | 'error'>>();
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);
+
+/**
+ * Each client lists every tool, and each schema compiled afresh cost a file of MCP tests ~6 s of
+ * CPU: both checks of a result (ours, and the SDK client's own of structuredContent) compile a
+ * schema once for the process, by its JSON.
+ */
+const outputValidators = new Map<string, ValidateFunction>();
+
+function outputValidator(schema: object): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = outputValidators.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    outputValidators.set(key, validate);
+  }
+  return validate;
+}
+
+/** The SDK's own validator (its Ajv, its options), remembering what it compiled. */
+const sdkValidator: jsonSchemaValidator = (() => {
+  const sdk = new AjvJsonSchemaValidator();
+  const known = new Map<string, JsonSchemaValidator<unknown>>();
+  return {
+    getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+      const key = JSON.stringify(schema);
+      let validate = known.get(key);
+      if (!validate) {
+        validate = sdk.getValidator(schema);
+        known.set(key, validate);
+      }
+      return validate as JsonSchemaValidator<T>;
+    },
+  };
+})();
 
 /** The URL of the MCP endpoint of an app listening on 127.0.0.1 (listens once, on a free port). */
 export async function mcpUrl(app: FastifyInstance): Promise<URL> {
@@ -57,14 +93,14 @@ export class McpTestClient {
     readonly transport: StreamableHTTPClientTransport,
     readonly tools: Tool[],
   ) {
-    for (const tool of tools) if (tool.outputSchema) this.#outputs.set(tool.name, ajv.compile(tool.outputSchema));
+    for (const tool of tools) if (tool.outputSchema) this.#outputs.set(tool.name, outputValidator(tool.outputSchema));
   }
 
   static async connect(url: URL, token: string, headers: Record<string, string> = {}): Promise<McpTestClient> {
     const transport = new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
     });
-    const client = new Client({ name: 'funil-test', version: '1.0.0' });
+    const client = new Client({ name: 'funil-test', version: '1.0.0' }, { jsonSchemaValidator: sdkValidator });
     await client.connect(transport);
     const { tools } = await client.listTools();
     return new McpTestClient(client, transport, tools);
