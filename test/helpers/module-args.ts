@@ -11,7 +11,7 @@ export function moduleArgs(url: URL): string[] {
 }
 
 /** This file's extension: `.ts` from the source, `.js` from the tests' build. */
-export const OWN_EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
+const OWN_EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
 
 /** `node`'s arguments to run src/server of the tree these tests run from. */
 export const SERVER_ARGS = moduleArgs(new URL(`../../src/server${OWN_EXTENSION}`, import.meta.url));
