@@ -23,8 +23,8 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);
 
 /**
- * Each client lists every tool, and each schema compiled afresh cost a file of MCP tests ~6 s of
- * CPU: both checks of a result (ours, and the SDK client's own of structuredContent) compile a
+ * Each client lists every tool, and compiling their schemas afresh for each cost the six MCP test
+ * files ~6 s of CPU: both checks of a result (ours, and the SDK client's own of structuredContent) compile a
  * schema once for the process, by its JSON.
  */
 const outputValidators = new Map<string, ValidateFunction>();
