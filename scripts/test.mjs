@@ -13,7 +13,7 @@
 // judge the machine's pace alone.
 //
 //   npm test                      every file
-//   npm test -- test/leads/*.ts   these files, each in its own process
+//   npm test -- test/leads/*.ts   these files, each in its own process (node --test options too)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -61,8 +61,9 @@ function testFiles(dir) {
 /** The mirror of the checkout the tests run from, as JavaScript (scripts/test-build.mjs). */
 const built = join(root, '.cache', 'test-build', String(process.pid));
 
-/** `file` of the checkout (test/…/x.test.ts) as the mirror holds it. */
+/** `file` of the checkout (test/…/x.test.ts) as the mirror holds it; an option (`--test-name-pattern=…`) as it is. */
 function inMirror(file) {
+  if (file.startsWith('-')) return file;
   return relative(root, join(built, relative(root, resolve(root, file)).replace(/\.ts$/, '.js')));
 }
 
