@@ -10,8 +10,8 @@ export function moduleArgs(url: URL): string[] {
   return path.endsWith('.ts') ? ['--import', 'tsx', path] : [path];
 }
 
-/** This file's extension: `.ts` from the source, `.js` from the tests' build. */
-const OWN_EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
+/** Whether the tests run from their JavaScript build (scripts/test-build.mjs), not from the source. */
+export const FROM_BUILD = import.meta.url.endsWith('.js');
 
 /** `node`'s arguments to run src/server of the tree these tests run from. */
-export const SERVER_ARGS = moduleArgs(new URL(`../../src/server${OWN_EXTENSION}`, import.meta.url));
+export const SERVER_ARGS = moduleArgs(new URL(`../../src/server${FROM_BUILD ? '.js' : '.ts'}`, import.meta.url));
