@@ -23,37 +23,30 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);
 
 /**
- * Each client lists every tool, and compiling their schemas afresh for each cost the six MCP test
- * files ~6 s of CPU: both checks of a result (ours, and the SDK client's own of structuredContent) compile a
- * schema once for the process, by its JSON.
+ * `compile`, once per schema (by its JSON) for the process. Each client lists every tool, and
+ * compiling their schemas afresh for each cost the six MCP test files ~6 s of CPU: both checks of
+ * a result (ours, and the SDK client's own of structuredContent) go through this.
  */
-const outputValidators = new Map<string, ValidateFunction>();
-
-function outputValidator(schema: object): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = outputValidators.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    outputValidators.set(key, validate);
-  }
-  return validate;
+function compiledOnce<V>(compile: (schema: object) => V): (schema: object) => V {
+  const compiled = new Map<string, V>();
+  return (schema) => {
+    const key = JSON.stringify(schema);
+    let validate = compiled.get(key);
+    if (!validate) {
+      validate = compile(schema);
+      compiled.set(key, validate);
+    }
+    return validate;
+  };
 }
+
+const outputValidator = compiledOnce((schema) => ajv.compile(schema));
 
 /** The SDK's own validator (its Ajv, its options), remembering what it compiled. */
 const sdkValidator: jsonSchemaValidator = (() => {
   const sdk = new AjvJsonSchemaValidator();
-  const known = new Map<string, JsonSchemaValidator<unknown>>();
-  return {
-    getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-      const key = JSON.stringify(schema);
-      let validate = known.get(key);
-      if (!validate) {
-        validate = sdk.getValidator(schema);
-        known.set(key, validate);
-      }
-      return validate as JsonSchemaValidator<T>;
-    },
-  };
+  const getValidator = compiledOnce((schema) => sdk.getValidator(schema as JsonSchemaType));
+  return { getValidator: <T>(schema: JsonSchemaType) => getValidator(schema) as JsonSchemaValidator<T> };
 })();
 
 /** The URL of the MCP endpoint of an app listening on 127.0.0.1 (listens once, on a free port). */
