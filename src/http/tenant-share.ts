@@ -83,6 +83,11 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
   };
 
   const join: onRequestAsyncHookHandler = async (request, reply) => {
+    // A client that hung up while an earlier hook waited (its token looked up, its count in Redis):
+    // its response's 'close' went out before anyone listened, and a place taken now would never be
+    // given back. It takes none: whatever of its request still runs, runs outside the line, as a
+    // request whose client hangs up later does once its place is given back.
+    if (reply.raw.closed) return;
     const place = lines.join(principalOf(request).tenantId);
     if (place === 'full' || place === 'slow') {
       refusals?.inc({ reason: place });
