@@ -93,18 +93,18 @@ export class TenantLines {
     const { share } = this.options;
     // The tenant's own times for its own line: another tenant's (a flood of expensive lists) say
     // nothing of what this one sends, and would turn away an ordinary client's first burst.
-    const own = line?.served.median() ?? Number.NaN;
-    const every = this.#served.median();
+    // The medians only where they count: most requests, in a line with room, need neither.
+    const own = () => line?.served.median() ?? Number.NaN;
     const ahead = (line?.held ?? 0) - share + 1;
-    if (ahead > 0 && !Number.isNaN(own)) wait = Math.max(wait, (ahead * own) / share);
-    if (this.#serving >= this.#capacity && !Number.isNaN(every)) {
+    if (ahead > 0 && !Number.isNaN(own())) wait = Math.max(wait, (ahead * own()) / share);
+    if (this.#serving >= this.#capacity && !Number.isNaN(this.#served.median())) {
       const mine = Math.max(0, (line?.held ?? 0) - (line?.serving ?? 0));
       const others = [...this.#turns.values()].filter((other) => other !== line).map((other) => other.waiting.length);
-      wait = Math.max(wait, (turnsBefore(mine, others) * every) / this.#capacity);
+      wait = Math.max(wait, (turnsBefore(mine, others) * this.#served.median()) / this.#capacity);
     }
     // A request that need not wait is never refused, however long its own work (a big batch).
     if (wait <= 0) return 0;
-    const service = Number.isNaN(own) ? every : own;
+    const service = Number.isNaN(own()) ? this.#served.median() : own();
     return Number.isNaN(service) ? wait : wait + service;
   }
 
