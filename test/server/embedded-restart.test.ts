@@ -74,6 +74,12 @@ describe('the embedded server as a process (SPEC §9, §11, §12)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     assert.equal(tools.status, 200);
+    // Lines are written in batches (src/logger.ts), yet a request's is out within a moment…
+    const readLine = `"method":"GET","route":"${API}/leads/:id","status":200`;
+    for (let waited = 0; !server.output().includes(readLine); waited += 20) {
+      assert.ok(waited < 3_000, `no log line of the read after ${waited} ms:\n${server.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     assert.equal(await server.stop(), 0);
     // SPEC §12: what a restarted server writes is its JSON log lines, with no stray warning between them.
     const lines = server
@@ -81,6 +87,8 @@ describe('the embedded server as a process (SPEC §9, §11, §12)', () => {
       .split('\n')
       .filter((line) => line !== '');
     assert.ok(lines.some((line) => line.includes('Funil is ready')));
+    // …and every line held when the process exits is written: the last one it logs included.
+    assert.match(lines.at(-1) ?? '', /"msg":"shut down"/);
     for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), `not a log line: ${line}`);
   });
 
