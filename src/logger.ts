@@ -19,13 +19,13 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
 
 /** Lines held until there are this many bytes of them (some 15 request lines)… */
 const WRITE_BYTES = 4_096;
-/** …or until this long has passed since the last write: a line is out within it. */
+/** …or at the latest the next tick of a timer of this period: no line is held longer. */
 const FLUSH_MS = 100;
 
 /**
  * Standard output, written in batches. Unbuffered, pino writes each line as it comes, and each
  * write is a round trip through libuv's thread pool: at 1,000 requests a second, a thread woken and
- * an answer posted back per request line, some 5–15 % of a request's CPU (paced runs, issue 46).
+ * an answer posted back per request line, 3–10 % of a request's CPU at 1,000 a second (bench/ab.ts).
  * Writes stay off the event loop (not `sync`: a slow reader of a pipe must never stall the API),
  * and pino writes out what is held when the process exits; a kill -9 loses at most the last
  * FLUSH_MS of lines.
