@@ -12,7 +12,7 @@
  * --a and --b name checkouts with a build in dist/ (`npm run build`); both are this one by
  * default. A checkout of an earlier commit: `git worktree add ../funil-before HEAD~1`, then in it
  * `ln -s "$OLDPWD/node_modules" . && npm run build`. Each server runs as `npm start` does
- * (production, its flags), with the bench's settings (no per-token limit, no shedding). It prints
+ * (production, its flags), with the bench's CAPACITY_SETTINGS. It prints
  * to stderr as it goes and a summary on stdout: medians of µs of the server process's CPU (all its
  * threads, /proc) per request, and B ÷ A round by round.
  */
@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchPostgresUrl, median } from './bench-database.js';
+import { benchPostgresUrl, CAPACITY_SETTINGS, median } from './bench-database.js';
 import { prepareFixture } from './throughput/fixture.js';
 import type { LoadJob } from './throughput/load-job.js';
 import { measureWorkload } from './throughput/measure.js';
@@ -63,9 +63,7 @@ const start = async (name: 'A' | 'B', checkout: string, env: string) => {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         NODE_ENV: 'production',
         DATABASE_URL: copy.location,
-        FUNIL_BOOTSTRAP: 'false',
-        FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+        ...CAPACITY_SETTINGS,
         ...(JSON.parse(env) as Record<string, string>),
       },
       logFile: join(work, `${name}.log`),

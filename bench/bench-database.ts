@@ -20,6 +20,17 @@ import { withAdminClient, withDatabase } from '../test/helpers/postgres-admin.js
 export const silent = pino({ level: 'silent' });
 
 /**
+ * Funil's settings a benchmark changes to measure capacity: no demo tenant, no per-token limit (the
+ * only limit raised: fair share keeps its defaults, and every answer that is not a 2xx counts as an
+ * error), no shedding when the event loop lags (a benchmark saturates it on purpose).
+ */
+export const CAPACITY_SETTINGS: Readonly<Record<string, string>> = {
+  FUNIL_BOOTSTRAP: 'false',
+  FUNIL_RATE_LIMIT: '10000000',
+  FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+};
+
+/**
  * The production app on a bench database, as a benchmark drives it through `inject`: no rate
  * limit, no per-tenant share, no load shedding (a benchmark saturates the event loop on purpose),
  * no webhook delivery unless `env` turns it on. The app owns the database from here on: closing
@@ -30,9 +41,7 @@ export async function benchApp(database: Database, env: Record<string, string> =
     config: loadConfig({
       NODE_ENV: 'production',
       LOG_LEVEL: 'silent',
-      FUNIL_BOOTSTRAP: 'false',
-      FUNIL_RATE_LIMIT: '10000000',
-      FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...CAPACITY_SETTINGS,
       FUNIL_WEBHOOKS_DELIVER: 'false',
       ...env,
     }),

@@ -16,7 +16,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { withDatabase } from '../test/helpers/postgres-admin.js';
-import { benchPostgresUrl, createTenant, median, scratchPostgres } from './bench-database.js';
+import { benchPostgresUrl, CAPACITY_SETTINGS, createTenant, median, scratchPostgres } from './bench-database.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -34,9 +34,7 @@ const scratch = await scratchPostgres(url, 'requestcost');
 const funil = await buildApp({
   config: loadConfig({
     NODE_ENV: 'production',
-    FUNIL_BOOTSTRAP: 'false',
-    FUNIL_RATE_LIMIT: '10000000',
-    FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+    ...CAPACITY_SETTINGS,
     FUNIL_WEBHOOKS_DELIVER: 'false',
   }),
   database: scratch.database,

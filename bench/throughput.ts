@@ -38,7 +38,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB } from '../src/db/pglite-settings.js';
 import { withAdminClient } from '../test/helpers/postgres-admin.js';
-import { benchPostgresUrl } from './bench-database.js';
+import { benchPostgresUrl, CAPACITY_SETTINGS } from './bench-database.js';
 import { MINIMAL_SCHEMA } from './reference/queries.js';
 import { AutocannonLoad } from './throughput/autocannon-load.js';
 import { drainFeed } from './throughput/feed-drain.js';
@@ -427,13 +427,8 @@ function serverSpec(target: TargetName, copy: DatabaseCopy, fixture: Fixture, bo
       spec.env = {
         ...base,
         ...(storage ? { FUNIL_DATA_DIR: copy.location } : { DATABASE_URL: copy.location }),
-        FUNIL_BOOTSTRAP: 'false',
         FUNIL_DB_POOL_SIZE: String(POOL_SIZE),
-        // A benchmark measures capacity: no per-token limit (the only limit raised: fair share keeps
-        // its defaults, and every answer that is not a 2xx counts as an error), no shedding when the
-        // loop lags.
-        FUNIL_RATE_LIMIT: '10000000',
-        FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
+        ...CAPACITY_SETTINGS,
       };
       break;
     case 'reference':

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { PROCESS_ADMIN_TOKEN, tenantWithToken } from '../test/helpers/admin-api.js';
 import { withAdminClient, withDatabase } from '../test/helpers/postgres-admin.js';
 import { quantile } from '../test/helpers/quantile.js';
-import { benchPostgresUrl } from './bench-database.js';
+import { benchPostgresUrl, CAPACITY_SETTINGS } from './bench-database.js';
 import { freePort, npmStartFlags, startServer } from './throughput/server-process.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -72,10 +72,8 @@ const server = await startServer(
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
-      FUNIL_BOOTSTRAP: 'false',
+      ...CAPACITY_SETTINGS,
       FUNIL_ADMIN_TOKEN: PROCESS_ADMIN_TOKEN,
-      FUNIL_RATE_LIMIT: '10000000',
-      FUNIL_MAX_EVENT_LOOP_DELAY_MS: '0',
       FUNIL_WEBHOOKS_ALLOW_HTTP: 'true',
       FUNIL_WEBHOOKS_ALLOW_PRIVATE: 'true',
       ...storage,
