@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { whenClosed } from './response-closed.js';
 
 /**
  * The requests this process is answering, so that background work (an import's steps, SPEC §23)
@@ -14,7 +15,7 @@ export class Answering {
   install(app: FastifyInstance): void {
     app.addHook('onRequest', (_request, reply, done) => {
       this.#count++;
-      reply.raw.once('close', () => this.#left());
+      whenClosed(reply.raw, () => this.#left());
       done();
     });
   }

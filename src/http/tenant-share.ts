@@ -9,6 +9,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { tooManyRequests } from '../shared/errors.js';
 import { messages } from '../shared/messages.js';
 import { principalOf } from './authenticate.js';
+import { whenClosed } from './response-closed.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from './route-hooks.js';
 import type { Place, TenantLines } from './tenant-lines.js';
 
@@ -83,11 +84,6 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
   };
 
   const join: onRequestAsyncHookHandler = async (request, reply) => {
-    // A client that hung up while an earlier hook waited (its token looked up, its count in Redis):
-    // its response's 'close' went out before anyone listened, and a place taken now would never be
-    // given back. It takes none: whatever of its request still runs, runs outside the line, as a
-    // request whose client hangs up later does once its place is given back.
-    if (reply.raw.closed) return;
     const place = lines.join(principalOf(request).tenantId);
     if (place === 'full' || place === 'slow') {
       refusals?.inc({ reason: place });
@@ -96,8 +92,9 @@ export function shareByTenantLines(app: FastifyInstance, lines: TenantLines, opt
     }
     const hold: Hold = { place, refs: 1 };
     request[HOLD] = hold;
-    // Emitted once the answer is out or the client has gone, whichever comes first.
-    reply.raw.once('close', () => {
+    // Once the answer is out or the client has gone, whichever comes first; at once if the client
+    // has gone already: whatever of its request still runs, runs outside the line.
+    whenClosed(reply.raw, () => {
       hold.sentStatus = reply.statusCode;
       release(hold, reply);
     });
