@@ -31,10 +31,9 @@ export const CAPACITY_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The production app on a bench database, as a benchmark drives it through `inject`: no rate
- * limit, no per-tenant share, no load shedding (a benchmark saturates the event loop on purpose),
- * no webhook delivery unless `env` turns it on. The app owns the database from here on: closing
- * it closes the pool.
+ * The production app on a bench database, as a benchmark drives it through `inject`, with
+ * CAPACITY_SETTINGS (fair share at its defaults) and no webhook delivery unless `env` turns it on.
+ * The app owns the database from here on: closing it closes the pool.
  */
 export async function benchApp(database: Database, env: Record<string, string> = {}): Promise<FastifyInstance> {
   const app = await buildApp({
