@@ -6,7 +6,7 @@
  * Funil's rows in bench/results are measured against.
  *
  *   REFERENCE_DATABASE_URL=postgres://…  (a pg pool of REFERENCE_POOL_SIZE, default 10: Funil's default)
- *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, queried directly)
+ *   REFERENCE_DATA_DIR=/path             (else: PGlite in that directory, through node-postgres as Funil reaches it)
  *   REFERENCE_SHARED_BUFFERS_MB=32       (PGlite's buffer cache: the bench gives it Funil's)
  *   REFERENCE_TENANT_ID, REFERENCE_TOKEN_ID (the `created_by` of new leads), PORT, HOST
  *   REFERENCE_SCHEMA=minimal             (PostgreSQL: the minimal schema's tables and statements, queries.ts)
@@ -18,6 +18,8 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { v7 } from 'uuid';
+// The raw-protocol socket Funil reaches PGlite through: the same path to the same database.
+import { PgliteSocket } from '../../src/db/pglite-socket.js';
 // SPEC §21's match keys, as Funil stores them with each lead: the same SQL needs the same values.
 import { DEFAULT_PHONE_COUNTRY, matchEmail, matchPhone } from '../../src/shared/match-keys.js';
 import {
@@ -122,14 +124,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> {
   const url = env.REFERENCE_DATABASE_URL;
-  if (url) {
-    const pool = new pg.Pool({ connectionString: url, max: Number(env.REFERENCE_POOL_SIZE ?? 10) });
-    return {
-      query: async (text, params, name) =>
-        (await pool.query(name ? { name, text, values: params } : { text, values: params })).rows,
-      close: () => pool.end(),
-    };
-  }
+  const { pool, close } = url
+    ? { pool: new pg.Pool({ connectionString: url, max: Number(env.REFERENCE_POOL_SIZE ?? 10) }), close: undefined }
+    : await pglitePool();
+  return {
+    query: async (text, params, name) =>
+      (await pool.query(name ? { name, text, values: params } : { text, values: params })).rows,
+    close: () => pool.end().finally(close),
+  };
+}
+
+/** PGlite in REFERENCE_DATA_DIR, one connection, reached as Funil reaches it (db/database.ts). */
+async function pglitePool(): Promise<{ pool: pg.Pool; close: () => Promise<void> }> {
   const sharedBuffersMb = process.env.REFERENCE_SHARED_BUFFERS_MB;
   const pglite = await PGlite.create(required('REFERENCE_DATA_DIR'), {
     extensions: { pg_trgm, btree_gin },
@@ -137,11 +143,8 @@ async function openStorage(): Promise<{ query: Query; close(): Promise<void> }> 
       startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`],
     }),
   });
-  return {
-    // PGlite's own API has no named statements: each query is parsed and planned again.
-    query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,
-    close: () => pglite.close(),
-  };
+  const pool = new pg.Pool({ stream: () => new PgliteSocket(pglite), user: 'postgres', database: 'postgres', max: 1 });
+  return { pool, close: () => pglite.close() };
 }
 
 function required(name: string): string {
