@@ -189,6 +189,9 @@ async function openPglite(
     stream: () => new PgliteSocket(pglite),
     user: PGLITE_USER,
     database: PGLITE_DATABASE,
+    // Set, so that node-postgres does not take them from PGSSLMODE and PGOPTIONS, which are for a server.
+    ssl: false,
+    options: '',
     max: 1,
     connectionTimeoutMillis: connectTimeoutMs,
   });

@@ -65,6 +65,27 @@ describe('node-postgres on the embedded database, through its socket', () => {
     assert.deepEqual(rows, [{ one: 1 }]);
   });
 
+  it('opens whatever PGSSLMODE and PGOPTIONS say, which are for a PostgreSQL server, not for it', async () => {
+    const saved = { PGSSLMODE: process.env.PGSSLMODE, PGOPTIONS: process.env.PGOPTIONS };
+    Object.assign(process.env, { PGSSLMODE: 'require', PGOPTIONS: '-c search_path=elsewhere' });
+    const dir = await migratedDataDir('funil-socket-env-');
+    try {
+      const other = await openDatabase({ dataDir: dir, poolSize: 1, logger: pino({ level: 'silent' }) });
+      try {
+        const { rows } = await sql<{ search_path: string }>`show search_path`.execute(other.db.withoutPlugins());
+        assert.equal(rows[0]?.search_path, 'public');
+      } finally {
+        await other.close();
+      }
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers many queries asked at once, each with its own rows, in order', async () => {
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) => sql<{ i: number }>`select ${i}::int as i`.execute(raw())),
