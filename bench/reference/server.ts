@@ -19,7 +19,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { v7 } from 'uuid';
 // The raw-protocol socket Funil reaches PGlite through: the same path to the same database.
-import { PgliteSocket } from '../../src/db/pglite-socket.js';
+import { pgliteConnection } from '../../src/db/pglite-socket.js';
 // SPEC §21's match keys, as Funil stores them with each lead: the same SQL needs the same values.
 import { DEFAULT_PHONE_COUNTRY, matchEmail, matchPhone } from '../../src/shared/match-keys.js';
 import {
@@ -143,7 +143,7 @@ async function pglitePool(): Promise<{ pool: pg.Pool; close: () => Promise<void>
       startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`],
     }),
   });
-  const pool = new pg.Pool({ stream: () => new PgliteSocket(pglite), user: 'postgres', database: 'postgres', max: 1 });
+  const pool = new pg.Pool({ ...pgliteConnection(pglite), max: 1 });
   return { pool, close: () => pglite.close() };
 }
 

@@ -19,7 +19,7 @@ import { preparePrivateDir } from './data-dir.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { prepareNamedStatements } from './named-statements.js';
 import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-settings.js';
-import { PgliteSocket } from './pglite-socket.js';
+import { pgliteConnection } from './pglite-socket.js';
 import { BudgetedConnections, PoolDriver } from './pool-driver.js';
 import type { Tables } from './tables.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from './timeouts.js';
@@ -27,9 +27,6 @@ import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_STATEMENT_TIMEOUT_MS } from '
 export type Db = Kysely<Tables>;
 
 const PGLITE_VACUUM_INTERVAL_MS = 10 * 60_000;
-/** Who node-postgres says it is to the embedded database, and which database it asks for: PGlite's own. */
-const PGLITE_USER = 'postgres';
-const PGLITE_DATABASE = 'postgres';
 
 export interface Database {
   /** For work of no request: each connection it takes waits at most the connect timeout, in the line of no tenant. */
@@ -185,16 +182,7 @@ async function openPglite(
   }
   // PGlite is one single-threaded backend: one connection is all there is.
   // Requests queue for it; one that waits too long gets a 503 rather than running after its answer.
-  const pool = new pg.Pool({
-    stream: () => new PgliteSocket(pglite),
-    user: PGLITE_USER,
-    database: PGLITE_DATABASE,
-    // Set, so that node-postgres does not take them from PGSSLMODE and PGOPTIONS, which are for a server.
-    ssl: false,
-    options: '',
-    max: 1,
-    connectionTimeoutMillis: connectTimeoutMs,
-  });
+  const pool = new pg.Pool({ ...pgliteConnection(pglite), max: 1, connectionTimeoutMillis: connectTimeoutMs });
   pool.on('error', (error) => logger.warn({ err: error }, 'embedded database connection error'));
   pool.on('connect', prepareNamedStatements);
   let vacuum: NodeJS.Timeout | undefined;

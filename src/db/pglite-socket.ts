@@ -1,5 +1,21 @@
 import { Duplex } from 'node:stream';
 import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+
+/**
+ * A pool's settings for `pglite`, over a PgliteSocket: PGlite's own user and database, and ssl and
+ * options set, so that node-postgres does not take them from PGSSLMODE and PGOPTIONS, which are
+ * for a server.
+ */
+export function pgliteConnection(pglite: PGlite): pg.PoolConfig {
+  return {
+    stream: () => new PgliteSocket(pglite),
+    user: 'postgres',
+    database: 'postgres',
+    ssl: false,
+    options: '',
+  };
+}
 
 /**
  * A socket to the embedded database, for node-postgres: what the client writes (whole protocol
