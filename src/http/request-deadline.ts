@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InFlight } from './in-flight.js';
 
 /** Rendered by the error handler as 503 `service_unavailable`, with a log line. */
 export class RequestDeadlineError extends Error {
@@ -16,6 +17,8 @@ interface Clock {
   spentMs: number;
   /** When the clock last started; undefined while the body arrives. */
   runningSince: number | undefined;
+  /** Where it is in the requests in flight; -1 once out. */
+  slot: number;
 }
 
 /** Where a request keeps its clock: on the request, not in a WeakMap (see tenant-share.ts's HOLD). */
@@ -45,20 +48,20 @@ const MAX_SWEEP_INTERVAL_MS = 100;
  */
 export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void {
   app.decorateRequest(CLOCK, null);
-  const inFlight = new Set<Clock>();
+  const inFlight = new InFlight<Clock>();
 
   const sweep = setInterval(
     () => {
       const now = performance.now();
-      for (const clock of inFlight) {
+      inFlight.forEach((clock) => {
         const { raw } = clock.reply;
         if (raw.writableEnded || raw.destroyed) {
-          inFlight.delete(clock);
+          inFlight.remove(clock);
         } else if (clock.runningSince !== undefined && clock.spentMs + now - clock.runningSince >= timeoutMs) {
-          inFlight.delete(clock);
+          inFlight.remove(clock);
           if (!clock.reply.sent && !raw.headersSent) clock.reply.send(new RequestDeadlineError(timeoutMs));
         }
-      }
+      });
     },
     Math.min(MAX_SWEEP_INTERVAL_MS, Math.max(1, Math.floor(timeoutMs / 20))),
   );
@@ -69,7 +72,7 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
   });
 
   app.addHook('onRequest', (request, reply, done) => {
-    const clock: Clock = { reply, spentMs: 0, runningSince: performance.now() };
+    const clock: Clock = { reply, spentMs: 0, runningSince: performance.now(), slot: -1 };
     request[CLOCK] = clock;
     inFlight.add(clock);
     done();
@@ -89,7 +92,7 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
   });
   app.addHook('onResponse', (request, _reply, done) => {
     const clock = request[CLOCK];
-    if (clock) inFlight.delete(clock);
+    if (clock) inFlight.remove(clock);
     done();
   });
 }

@@ -27,6 +27,33 @@ describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered wit
     assert.ok(tookMs >= 900 && tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
   });
 
+  it('answers each of several requests kept waiting at once, while others come and go around them', async () => {
+    const release = await holdConnection(ctx.database);
+    try {
+      const started = performance.now();
+      const held = Array.from({ length: 3 }, () => ctx.request('GET', `${API}/leads`, { token: tenant.token }));
+      // Answered at once (no token, no such route) while the three wait: they enter and leave the
+      // requests in flight around the waiting ones, in an order of their own.
+      for (let round = 0; round < 5; round++) {
+        const quick = await Promise.all([
+          ctx.request('GET', `${API}/leads`),
+          ctx.request('GET', `${API}/no-such-route`, { token: tenant.token }),
+          ctx.request('GET', `${API}/customers`),
+        ]);
+        assert.deepEqual(
+          quick.map((answer) => answer.status),
+          [403, 404, 403],
+        );
+      }
+      const answers = await Promise.all(held);
+      const tookMs = performance.now() - started;
+      for (const answer of answers) assertError(answer, 503, 'service_unavailable');
+      assert.ok(tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
+    } finally {
+      await release();
+    }
+  });
+
   it('does not count the time a client takes to send its body, and counts the rest for writes too', async () => {
     await ctx.app.listen({ host: '127.0.0.1', port: 0 });
     const address = ctx.app.server.address();
