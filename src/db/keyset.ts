@@ -1,4 +1,11 @@
-import { type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import {
+  type Compilable,
+  type CompiledQuery,
+  type QueryResult,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  sql,
+} from 'kysely';
 import { isUuid } from '../shared/ids.js';
 import type { Db } from './database.js';
 
@@ -85,26 +92,19 @@ function isCanonicalTimestamp(value: string): boolean {
   return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }
 
-const withoutPlugins = new WeakMap<Db, Db>();
-
 /**
- * The handle without its result mapping, to run a statement compiled with the camel-case plugin
- * (snake_case SQL) whose rows keep the names the SQL gives them. A page has hundreds of rows, and
- * copying each under camelCase names cost as much as a request's own code
- * (bench/results/profile-notes.md).
+ * Runs a statement compiled with the camel-case plugin (snake_case SQL) past the plugin: its rows
+ * keep the names the SQL gives them. A page has hundreds of rows, and copying each under camelCase
+ * names cost as much as a request's own code (bench/results/profile-notes.md). The plugin-less
+ * executor is made for each run, not kept per handle: a WeakMap from each request's handle to its
+ * plugin-less twin kept every request's handle and what it reaches alive through V8's young
+ * collections, to be promoted and left to full collections (W4: 40 Mark-Compacts in 17 s).
  */
-export function asNamed(db: Db): Db {
-  let plain = withoutPlugins.get(db);
-  if (plain === undefined) {
-    plain = db.withoutPlugins();
-    // Kept for the database, not for a transaction: each lives one request, and a WeakMap would
-    // keep its entry past that (see http/tenant-share.ts's HOLD).
-    if (!db.isTransaction) withoutPlugins.set(db, plain);
-  }
-  return plain;
+export function executeAsNamed<Row>(db: Db, query: CompiledQuery<Row>): Promise<QueryResult<Row>> {
+  return db.getExecutor().withoutPlugins().executeQuery(query);
 }
 
-/** Runs a page's query with the rows under the names the SQL gives them (asNamed). */
+/** Runs a page's query with the rows under the names the SQL gives them (executeAsNamed). */
 export async function rowsAsNamed<Row>(db: Db, query: Compilable<unknown>): Promise<Row[]> {
-  return (await asNamed(db).executeQuery<Row>(query.compile() as CompiledQuery<Row>)).rows;
+  return (await executeAsNamed(db, query.compile() as CompiledQuery<Row>)).rows;
 }

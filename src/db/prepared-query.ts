@@ -2,7 +2,7 @@ import type { Compilable, CompiledQuery } from 'kysely';
 import { compileRowMapper } from '../shared/row-mapper.js';
 import { codeNameOf } from './column-names.js';
 import type { Db } from './database.js';
-import { asNamed } from './keyset.js';
+import { executeAsNamed } from './keyset.js';
 import { nameStatement } from './named-statements.js';
 
 export interface PreparedOptions {
@@ -79,7 +79,7 @@ export class PreparedQuery<Params extends object, Row> {
     // Run past the camel-case plugin, whose renaming (key by key, each value checked for an object
     // to descend into) was 5 to 9 µs a row in W4's and W1's profiles; the compiled renaming does the
     // same in one object literal (bench/results/profile-notes.md).
-    const { rows } = await asNamed(handle).executeQuery<Record<string, unknown>>({ ...this.#compiled, parameters });
+    const { rows } = await executeAsNamed<Record<string, unknown>>(handle, { ...this.#compiled, parameters });
     const [first] = rows;
     if (this.#keepColumnNames || first === undefined) return rows as Row[];
     this.#renamed ??= compileRowMapper<Row>(

@@ -21,21 +21,26 @@ export class RecordQueries implements KyselyPlugin {
   /** Every statement recorded, in order. */
   readonly all: CompiledQuery[] = [];
 
-  /** `db`, recording what runs through it and through the handles it gives (withoutPlugins). */
+  /**
+   * `db`, recording what runs through it and through the handles and executors it gives
+   * (withoutPlugins, getExecutor().withoutPlugins()).
+   */
   on(db: Db): Db {
     return this.#watch(db.withPlugin(this));
   }
 
-  #watch(db: Db): Db {
-    return new Proxy(db, {
+  /** `target` (a handle or an executor), recording what it runs, and watching the handles and executors it gives. */
+  #watch<T extends object>(target: T): T {
+    return new Proxy(target, {
       get: (target, property) => {
         if (property === 'executeQuery') {
           return (query: CompiledQuery) => {
             this.#record(query);
-            return target.executeQuery(query);
+            return (target as unknown as Db).executeQuery(query);
           };
         }
-        if (property === 'withoutPlugins') return () => this.#watch(target.withoutPlugins());
+        if (property === 'withoutPlugins') return () => this.#watch((target as unknown as Db).withoutPlugins());
+        if (property === 'getExecutor') return () => this.#watch((target as unknown as Db).getExecutor());
         const value = Reflect.get(target, property, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },
