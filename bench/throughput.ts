@@ -30,7 +30,7 @@
  *   it the PostgreSQL targets are skipped, and said so.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -303,9 +303,11 @@ async function main(): Promise<void> {
   // Each in a process of its own, with the machine to itself: every server of the run has stopped.
   // Each writes its own file; latest.md then holds them all after the run's own figures.
   const gathered: string[] = [];
-  // One that fails is named in latest.md and fails the run, and the others still run.
-  const failed: string[] = [];
+  // One that fails is named in latest.md and fails the run, and the others still run. One that
+  // wrote its file before failing (a target it missed: bench/lists.ts) still has its figures shown.
+  const benchFailures: string[] = [];
   const runAlone = (file: string, script: string, ...args: string[]) => {
+    const started = Date.now();
     try {
       execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script), '--results', RESULTS, ...args], {
         cwd: ROOT,
@@ -313,10 +315,15 @@ async function main(): Promise<void> {
       });
     } catch {
       const bench = `bench/${[script, ...args].join(' ')}`;
-      failed.push(bench);
+      const wrote = (statSync(join(RESULTS, file), { throwIfNoEntry: false })?.mtimeMs ?? 0) >= started;
+      benchFailures.push(
+        wrote
+          ? `**Failed in this run**: \`${bench}\` ended with an error after writing its figures (below): a target it missed, or a part that failed (the run's log says which).\n`
+          : `**Failed in this run** (no figures): \`${bench}\`.\n`,
+      );
       log(`FAILED: ${bench} (its output is above)`);
       process.exitCode = 1;
-      return;
+      if (!wrote) return;
     }
     if (!gathered.includes(file)) gathered.push(file);
   };
@@ -359,13 +366,12 @@ async function main(): Promise<void> {
     runAlone('imports-pglite.md', 'imports.ts', '--backend', 'embedded');
     bothBackends('exports.md', 'exports.ts');
   }
-  if (gathered.length > 0 || failed.length > 0) {
+  if (gathered.length > 0 || benchFailures.length > 0) {
     const parts = await Promise.all(gathered.map((file) => readFile(join(RESULTS, file), 'utf8')));
     const demoted = parts.map((part) => part.replace(/^#/gm, '##'));
-    const failures = failed.map((bench) => `**Failed in this run** (no figures): \`${bench}\`.\n`);
     await writeFile(
       join(RESULTS, 'latest.md'),
-      [report, '# The other benches of this run', '', ...failures, ...demoted].join('\n'),
+      [report, '# The other benches of this run', '', ...benchFailures, ...demoted].join('\n'),
     );
     log(`latest.md: ${gathered.join(', ')} added`);
   }
