@@ -19,6 +19,19 @@ const ADMITTED = Promise.resolve();
 const HOLDS_KEPT = 32;
 
 /**
+ * After a party's turn, in `turns` (a Map taking turns in its insertion order): to the back while
+ * it still has someone waiting, else out. The only party in turn stays where it is: a delete and a
+ * set on every turn left a Map's table behind to be collected (W4's heap profile, issue 46).
+ */
+export function passTurn<K, V>(turns: Map<K, V>, party: K, line: V, stillWaiting: boolean): void {
+  if (!stillWaiting) turns.delete(party);
+  else if (turns.size > 1) {
+    turns.delete(party);
+    turns.set(party, line);
+  }
+}
+
+/**
  * How many turns come before a newcomer of a party with `own` already waiting, when the parties
  * take turns one each: its own and one more, and of each other party waiting (`others`, their
  * lengths) as many, or all it has when fewer.
@@ -120,9 +133,7 @@ export class ConnectionQueue {
     }
     const [party, line] = turn.value;
     const waiter = line.shift() as Waiter;
-    // To the back of the turns, behind every other party waiting, or out when its line is empty.
-    this.#lines.delete(party);
-    if (line.length > 0) this.#lines.set(party, line);
+    passTurn(this.#lines, party, line, line.length > 0);
     this.#waiting--;
     clearTimeout(waiter.timer);
     waiter.admit();

@@ -1,4 +1,4 @@
-import { ConnectionWaitTimeout, turnsBefore } from '../db/connection-queue.js';
+import { ConnectionWaitTimeout, passTurn, turnsBefore } from '../db/connection-queue.js';
 import { RecentTimes } from '../shared/recent-times.js';
 
 export interface TenantLinesOptions {
@@ -180,13 +180,7 @@ export class TenantLines {
       if (next === undefined) return;
       const waiter = next.waiting.shift() as Waiter;
       this.#waiting--;
-      // To the back of the turns, or out of them: not a delete and a set of the only line in turn,
-      // which on every request left a Map's table behind to be collected (W4's heap profile).
-      if (next.waiting.length === 0) this.#turns.delete(next.tenant);
-      else if (this.#turns.size > 1) {
-        this.#turns.delete(next.tenant);
-        this.#turns.set(next.tenant, next);
-      }
+      passTurn(this.#turns, next.tenant, next, next.waiting.length > 0);
       clearTimeout(waiter.timer);
       next.serving++;
       this.#serving++;
