@@ -127,13 +127,16 @@ describe('fair share between tenants on the embedded database (SPEC §10)', { ti
 });
 
 const DEADLINE_MS = 30_000;
+const WAIT_MS = 250;
 
 describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, () => {
-  // 200 readers over 50 tenants: four each, all together far more than one connection serves. The
-  // default wait for a connection (1 s); the request deadline out of the way (it answers 503 too, in
-  // the same body), so that every 503 here is the wait's.
+  // 200 readers over 50 tenants: four each, all together far more than one connection serves within
+  // the wait for a connection. The wait short (250 ms): with the default 1 s, a machine twice as
+  // fast as ours served the whole crowd within it (813 pages, none refused: the test's premise gone).
+  // The request deadline out of the way (it answers 503 too, in the same body), so that every 503
+  // here is the wait's.
   const ctx = new TestContext('pglite', {
-    FUNIL_DB_CONNECT_TIMEOUT_MS: '1000',
+    FUNIL_DB_CONNECT_TIMEOUT_MS: String(WAIT_MS),
     FUNIL_REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
   });
   const agent = new Agent({ keepAlive: true, maxSockets: 200 });
@@ -147,8 +150,8 @@ describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, (
     const url = `${await ctx.app.listen({ host: '127.0.0.1', port: 0 })}${API}`;
     const refusedInServer = refusalTimes(ctx.app.server);
     const tenants = await Promise.all(Array.from({ length: 50 }, (_, i) => ctx.tenant(`Reader ${i}`)));
-    // Pages of 1,000: heavy enough that 200 readers are more than one connection serves within a
-    // second on any machine (with pages of 400, a fast run served them all, and tested no refusal).
+    // Pages of 1,000: 200 of them hold the one connection for 0.7 s on a fast machine, 1.5 s on ours
+    // (with pages of 400 and a 1 s wait, a fast run served them all, and tested no refusal).
     for (const tenant of tenants) await seedLeads(ctx, tenant, 1_000);
     // Each token known (and its lookup cached) before the crowd arrives.
     for (const tenant of tenants)
@@ -185,7 +188,7 @@ describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, (
       [],
     );
     assert.ok(served.length > 0);
-    assert.ok(refused.length + turnedAway.length > 0, 'the crowd is more than one connection serves within a second');
+    assert.ok(refused.length + turnedAway.length > 0, 'the crowd is more than one connection serves within the wait');
     for (const answer of turnedAway) {
       assert.equal(answer.body.code, 'rate_limited');
       assert.equal(answer.headers['retry-after'], '1');
@@ -194,14 +197,14 @@ describe('bounded waiting for a connection (SPEC §10)', { timeout: 120_000 }, (
       assert.equal(answer.body.code, 'service_unavailable');
       assert.ok(Number(answer.headers['retry-after']) >= 1);
     }
-    // The wait for a connection (1 s in all, per request) refuses after about that long, counted from
+    // The wait for a connection (in all, per request) refuses after about that long, counted from
     // when the server read the request: with the deadline at 30 s, nothing else answers 503. The
     // client's clock also counts the time its request queued before the server read it, on the one
-    // event loop this process's server and 200 clients share: 2.1-2.6 s at the median in one run in
-    // three on two cores, while the server's own figure stayed within 1.00-1.06 s.
+    // event loop this process's server and 200 clients share: with a 1 s wait, 2.1-2.6 s at the
+    // median in one run in three on two cores, while the server's own figure stayed within 1.00-1.06 s.
     assert.equal(refusedInServer.length, refused.length);
     assert.ok(
-      refusedInServer.every((ms) => ms >= 950 && ms < 1_600),
+      refusedInServer.every((ms) => ms >= WAIT_MS * 0.95 && ms < WAIT_MS + 600),
       `refused after ${inServer.join(', ')} in the server`,
     );
     assert.ok(

