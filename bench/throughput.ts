@@ -7,6 +7,7 @@
  *   npm run bench -- --quick          3 s after a 1 s warm-up
  *   options: --duration S --warmup S --connections N --rounds N --targets a,b --workloads W1,W2
  *            --profile W2,W4 (workloads to profile; W2) --no-profile --results DIR (bench/results)
+ *            --profile-rate N (profile at N requests a second, as the paced runs offer; 0: flat out)
  *            --no-webhooks (skips bench/webhooks.ts, which runs after the workloads: deliveries under
  *            a create load, at a fraction of it and on a backlog, into DIR/webhooks-*.md)
  *            --no-large-tenant (skips bench/large-tenant.ts, which runs last: custom filters and the
@@ -102,6 +103,7 @@ const { values: options } = parseArgs({
     workloads: { type: 'string', default: WORKLOAD_IDS.join(',') },
     profile: { type: 'string', default: 'W2' },
     'no-profile': { type: 'boolean', default: false },
+    'profile-rate': { type: 'string', default: '0' },
     'no-large-tenant': { type: 'boolean', default: false },
     'no-lists': { type: 'boolean', default: false },
     'no-jobs': { type: 'boolean', default: false },
@@ -123,6 +125,8 @@ const settings = {
   rounds: Number(options.rounds),
   /** The rate offered in the paced runs (requests a second); 0: none. */
   pacedRate: Number(options['paced-rate']),
+  /** The rate offered while profiling (requests a second); 0: flat out. */
+  profileRate: Number(options['profile-rate']),
 };
 const selected = options.targets.split(',').map((name) => name.trim()) as TargetName[];
 const unknown = selected.filter((name) => !TARGETS.includes(name));
@@ -582,7 +586,8 @@ async function profile(
     const funil = await profileTarget('funil-postgres', workload, fixture, work, backendsOf);
     const reference = withReference ? await profileTarget('reference', workload, fixture, work, backendsOf) : undefined;
     const context =
-      `${workload} (${WORKLOADS[workload]}), ${settings.connections} connections, ${settings.warmupSec} s warm-up then ` +
+      `${workload} (${WORKLOADS[workload]}), ${settings.connections} connections` +
+      `${settings.profileRate ? ` offered ${settings.profileRate} requests a second in all` : ''}, ${settings.warmupSec} s warm-up then ` +
       `${settings.durationSec} s measured, \`node --cpu-prof --cpu-prof-interval ${PROFILE_INTERVAL_US}\`; only the ` +
       `measured span counts. Run ${started.toISOString()}, commit ${commit()}, load average at start ` +
       `${machineAtStart.loadAverage.map((v) => v.toFixed(2)).join(' / ')} on ${machineAtStart.cores} cores.`;
@@ -612,10 +617,11 @@ async function profileTarget(
     let measured: Measurement;
     try {
       await warmUp(server, load, fixture);
+      const offered = settings.profileRate ? { ratePerSec: settings.profileRate } : {};
       measured = await measureWorkload(
         { server, databasePids: backendsOf(copy) },
         load,
-        job(server, fixture, workload),
+        { ...job(server, fixture, workload), ...offered },
         () => os.loadavg()[0] ?? 0,
       );
     } finally {
@@ -632,6 +638,7 @@ async function profileTarget(
       summary: await summariseProfile(saved, measured.windowUs ?? undefined),
       requests: measured.responses + (measured.health?.samples ?? 0),
       rps: measured.rps,
+      processCpuMsPerRequest: measured.cpuMsPerRequest,
       file: relative(ROOT, saved),
     };
   } finally {

@@ -119,6 +119,8 @@ export interface ProfiledRun {
   /** Requests served in the measured span (the /health probes included). */
   requests: number;
   rps: number;
+  /** The server process's CPU (user + system, from /proc) ÷ requests over the same span. */
+  processCpuMsPerRequest: number | null;
   file: string;
 }
 
@@ -147,7 +149,8 @@ function overview(run: ProfiledRun): string {
     `${summary.windowed ? 'the measured span' : 'the whole process life (the span could not be matched)'}, ` +
     `${(summary.windowMs / 1000).toFixed(1)} s: ${(summary.busyMs / 1000).toFixed(2)} s of CPU on the JavaScript thread ` +
     `(${((100 * summary.busyMs) / summary.windowMs).toFixed(0)} % of one core), ` +
-    `**${cell(µs(summary.busyMs, run.requests))} µs per request** (${run.requests.toLocaleString('en')} requests); ` +
+    `**${cell(µs(summary.busyMs, run.requests))} µs per request** (${run.requests.toLocaleString('en')} requests)` +
+    `${run.processCpuMsPerRequest === null ? '' : `, against ${cell(1000 * run.processCpuMsPerRequest)} µs of the process's CPU by /proc`}; ` +
     `profile \`${run.file}\``
   );
 }
@@ -168,6 +171,11 @@ export function profileMarkdown(
     '',
     'Times are samples × the sampling interval, divided by the requests served in the span. Open a',
     '`.cpuprofile` in Chrome DevTools (Performance › Load profile) or VS Code for the call trees.',
+    '',
+    "A system call's samples (`writev` above all) are not all CPU: a thread preempted inside one takes",
+    'its next sample there when it runs again, and on loopback the PostgreSQL backend that a write wakes',
+    "often takes the writing thread's core. The process's CPU by /proc (user + system, all threads) is",
+    'the measure; the samples say where the thread was.',
     '',
     '## CPU per request by package (self time)',
     '',
