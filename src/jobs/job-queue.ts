@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import PgBoss from 'pg-boss';
 import type { Database, Db } from '../db/database.js';
 import { isMadeConcurrently } from '../db/errors.js';
@@ -29,6 +29,7 @@ const MAINTENANCE_SECONDS = 10;
  */
 export class JobQueue {
   readonly #boss: PgBoss;
+  readonly #database: Database;
   readonly #queues: readonly string[];
   readonly #workers = new Set<JobWorker<never>>();
   #started: Promise<void> | undefined;
@@ -45,6 +46,7 @@ export class JobQueue {
       database.backend === 'postgres' && databaseUrl
         ? { connectionString: databaseUrl, max: 3, application_name: 'funil-jobs' }
         : { db: executorOf(database.db) };
+    this.#database = database;
     this.#queues = queues;
     this.#boss = new PgBoss({
       ...connection,
@@ -108,6 +110,27 @@ export class JobQueue {
   async #open(): Promise<void> {
     await this.#boss.start();
     for (const queue of this.#queues) await this.#ensureQueue(queue);
+    if (this.#database.backend === 'pglite') await this.#offerOrphansAgain();
+  }
+
+  /**
+   * The embedded database has one process (its data directory is locked): a job still active when
+   * the queue opens was fetched by a process that ended without finishing it (kill -9, a crash).
+   * Failed now, pg-boss offers it again after its retry delay, not after its expiry, its
+   * maintenance's notice of that and the delay (about 30 s). On PostgreSQL another instance may be
+   * working it: there its expiry stays the only way back.
+   */
+  async #offerOrphansAgain(): Promise<void> {
+    for (const queue of this.#queues) {
+      const { rows } = await sql<{ id: string }>`
+        select id from pgboss.job where name = ${queue} and state = 'active'`.execute(this.#database.db);
+      if (rows.length === 0) continue;
+      await this.#boss.fail(
+        queue,
+        rows.map((row) => row.id),
+      );
+      this.logger.info({ queue, jobs: rows.length }, 'jobs of a process that ended offered again');
+    }
   }
 
   /**
