@@ -18,6 +18,8 @@ export interface NewJob<T extends object> {
 }
 
 const MAINTENANCE_SECONDS = 10;
+/** pg-boss's schema in Funil's database (its tables were installed there by a migration). */
+const SCHEMA = 'pgboss';
 
 /**
  * The job queue of SPEC §15: pg-boss, keeping its jobs in Funil's database (the `pgboss` schema,
@@ -50,7 +52,7 @@ export class JobQueue {
     this.#queues = queues;
     this.#boss = new PgBoss({
       ...connection,
-      schema: 'pgboss',
+      schema: SCHEMA,
       migrate: true,
       supervise,
       schedule: false,
@@ -123,7 +125,9 @@ export class JobQueue {
   async #offerOrphansAgain(): Promise<void> {
     for (const queue of this.#queues) {
       const { rows } = await sql<{ id: string }>`
-        select id from pgboss.job where name = ${queue} and state = 'active'`.execute(this.#database.db);
+        select id from ${sql.table(`${SCHEMA}.job`)} where name = ${queue} and state = 'active'`.execute(
+        this.#database.db,
+      );
       if (rows.length === 0) continue;
       await this.#boss.fail(
         queue,
