@@ -3,15 +3,17 @@ import { StringDecoder } from 'node:string_decoder';
 import { CsvError, parse } from 'csv-parse';
 import secureJson from 'secure-json-parse';
 import { ApiError, validationFailed } from '../shared/errors.js';
+import { hasLoneSurrogate, nestedTooDeep } from '../shared/json-limits.js';
 import { importMessages } from './import.messages.js';
 import { IMPORT_LIMITS } from './import.schemas.js';
 
 /**
  * A row as an import keeps it until its chunk runs: a CSV row's cells (checked against the header
- * then), an NDJSON line's object, or why a line could not be read (`json`, `object`, `key`), or `erased` (SPEC §17).
+ * then), an NDJSON line's object, or why a line could not be read (`json`, `object`, `key`, `deep`, `surrogate`), or `erased`
+ * (SPEC §17).
  */
 export type StoredRow = readonly string[] | Record<string, unknown> | LineFault;
-export type LineFault = 'json' | 'object' | 'key' | 'erased';
+export type LineFault = 'json' | 'object' | 'key' | 'deep' | 'surrogate' | 'erased';
 
 /** A file being read: its header (CSV), and its rows, read as they are asked for. */
 export interface ImportFile {
@@ -180,7 +182,9 @@ function objectOf(text: string): StoredRow {
   } catch (error) {
     return error instanceof SyntaxError && !/prototype/.test(error.message) ? 'json' : 'key';
   }
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : 'object';
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'object';
+  // As a JSON body is checked (request-hooks.ts): a row is stored as JSON, and must be storable.
+  if (nestedTooDeep(text)) return 'deep';
+  if (hasLoneSurrogate(text, value)) return 'surrogate';
+  return value as Record<string, unknown>;
 }

@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import type { TSchema } from 'typebox';
 import type { CustomFieldSet } from '../fields/custom-field-set.js';
 import { type ApiError, validationFailed } from '../shared/errors.js';
+import { MAX_JSON_DEPTH } from '../shared/json-limits.js';
 import type { Text } from '../shared/messages.js';
 import { buildValidatorCompiler, schemaError } from '../shared/validation.js';
 import { importMessages } from './import.messages.js';
@@ -16,6 +17,8 @@ const LINE_FAULTS: Readonly<Record<string, Text>> = {
   json: importMessages.notJson,
   object: importMessages.notAnObject,
   key: importMessages.forbiddenKey,
+  deep: importMessages.nestedTooDeep(MAX_JSON_DEPTH),
+  surrogate: importMessages.invalidUnicode,
   [ERASED_ROW]: importMessages.erased,
 };
 

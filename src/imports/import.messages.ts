@@ -37,6 +37,14 @@ export const importMessages = {
   }),
   notJson: { pt: 'A linha não é um JSON válido.', en: 'The line is not valid JSON.' },
   notAnObject: { pt: 'A linha não é um objeto JSON.', en: 'The line is not a JSON object.' },
+  nestedTooDeep: (levels: number) => ({
+    pt: `A linha tem mais de ${levels} níveis de objetos e listas aninhados.`,
+    en: `The line nests objects and arrays more than ${levels} levels deep.`,
+  }),
+  invalidUnicode: {
+    pt: 'A linha contém texto Unicode inválido (surrogate isolado).',
+    en: 'The line contains invalid Unicode text (a lone surrogate).',
+  },
   forbiddenKey: {
     pt: 'A linha contém uma chave proibida (__proto__ ou constructor.prototype).',
     en: 'The line contains a forbidden key (__proto__ or constructor.prototype).',

@@ -85,6 +85,31 @@ describeEachBackend('imports (SPEC §23)', (ctx) => {
     );
   });
 
+  it('refuses, row by row, an NDJSON line no JSON body could carry: nested past 64 levels, or half a character', async () => {
+    const deep = `{"name":"Deep","email":"deep@x.example","source":"nd-hostile","notes":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const shallow = `{"name":"Shallow","email":"shallow@x.example","source":"nd-hostile","notes":"ok","custom":{"tools":${'['.repeat(3)}${']'.repeat(3)}}}`;
+    const surrogate = '{"name":"Half \\ud800 char","email":"half@x.example","source":"nd-hostile"}';
+    const ok = JSON.stringify({ name: 'Whole', email: 'whole@x.example', source: 'nd-hostile' });
+    const nd = await imported(ctx, tenant, [deep, surrogate, shallow, ok].join('\n'), 'resource=lead', NDJSON);
+    assert.deepEqual(
+      { status: nd.status, total: nd.total, created: nd.created, failed: nd.failed },
+      { status: 'succeeded', total: 4, created: 1, failed: 3 },
+    );
+    const faults = await faultsOf(ctx, tenant, nd.id);
+    assert.deepEqual(
+      [...new Set(faults.map((f: Json) => f.row))],
+      [1, 2, 3],
+      'row 3: a list nested 3 deep, only invalid',
+    );
+    assert.ok(faults.every((f: Json) => f.code === 'validation_failed'));
+    assert.match(faults[0].message, /64 níveis/);
+    assert.match(faults[1].message, /surrogate/);
+    assert.deepEqual(
+      (await leadsBy('nd-hostile')).map((lead) => lead.name),
+      ['Whole'],
+    );
+  });
+
   it("lists each refused row with the §2 code and message it would have had as a request, in the caller's language", async () => {
     const taken = uniqueEmail();
     const customer = await ctx.api(tenant, 'POST', '/customers', { body: { name: 'Taken', email: taken } });
