@@ -81,7 +81,8 @@ export const mergeRoutes: FastifyPluginAsync<MergeRoutesOptions> = async (app, {
           ...errorResponses(403, 404, 410),
           ...conflictResponse(
             'undone already; or later changes would be lost (`blockers` names each: a field of the target changed ' +
-              'since, a unique value of a source another record holds now, the target deleted) — `?force=true` ' +
+              'since, a unique value of a source, or one the target gave up, that another record holds now, the ' +
+              'target deleted) — `?force=true` ' +
               'keeps them',
           ),
         },

@@ -507,6 +507,19 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
             blockers.push({ recordId: merge.targetId, field: this.#fieldName(column), reason: 'changed_since' });
           }
         }
+        // A unique value the target gave up in the merge, taken since by another record: the
+        // target keeps its later value (with `force`), as a source goes back without one.
+        for (const unique of this.#uniqueFields) {
+          const column = sqlNameOf(unique.column);
+          const value = revert[column];
+          if (value == null) continue;
+          const holder = await this.store.findIdBy(trx, tenantId, unique.column, value);
+          if (holder && holder !== merge.targetId) {
+            blockers.push({ recordId: merge.targetId, field: unique.field, reason: 'taken' });
+            delete revert[column];
+            delete revert[`match_${column}`];
+          }
+        }
       }
       const restored: RowSnapshot[] = [];
       for (const source of merge.sources) {

@@ -165,6 +165,65 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     assert.equal((await read(`/leads/${taker._id}`)).externalId, 'ext-force');
   });
 
+  it('names a unique value the target gave up in the merge, taken since: 409, or kept by the target with ?force=true', async () => {
+    const target = await lead({ phone: '1', externalId: 'ext-given-up' });
+    const source = await lead({ phone: '2', externalId: 'ext-taken-over' });
+    const merged = await call('POST', '/leads/merge', {
+      targetId: target._id,
+      sourceIds: [source._id],
+      fields: { externalId: source._id },
+    });
+    assert.equal(merged.status, 200, merged.text);
+    const taker = await lead({ phone: '3', externalId: 'ext-given-up' });
+    const refused = await call('POST', `/merges/${merged.body.merge.id}/undo`);
+    assert.equal(refused.status, 409, refused.text);
+    assert.deepEqual(
+      refused.body.blockers.map((blocker: { recordId: string; field: string; reason: string }) => [
+        blocker.recordId,
+        blocker.field,
+        blocker.reason,
+      ]),
+      [
+        [target._id, 'externalId', 'taken'],
+        [source._id, 'externalId', 'taken'],
+      ],
+    );
+    const forced = await call('POST', `/merges/${merged.body.merge.id}/undo?force=true`);
+    assert.equal(forced.status, 200, forced.text);
+    assert.equal((await read(`/leads/${target._id}`)).externalId, 'ext-taken-over', 'the target keeps what it has');
+    assert.equal((await read(`/leads/${source._id}`)).externalId, null, 'the source comes back without it');
+    assert.equal((await read(`/leads/${taker._id}`)).externalId, 'ext-given-up');
+
+    // A customer cannot be without its e-mail: forced or not, such an undo is a 409, never a 500.
+    const customer = async (email: string) => {
+      const res = await call('POST', '/customers', { name: 'Customer', email });
+      assert.equal(res.status, 201, res.text);
+      return res.body as Json;
+    };
+    const [first, second] = [uniqueEmail(), uniqueEmail()];
+    const c1 = await customer(first);
+    const c2 = await customer(second);
+    const mergedCustomers = await call('POST', '/customers/merge', {
+      targetId: c1._id,
+      sourceIds: [c2._id],
+      fields: { email: c2._id },
+    });
+    assert.equal(mergedCustomers.status, 200, mergedCustomers.text);
+    await customer(first);
+    for (const force of ['', '?force=true']) {
+      const undo = await call('POST', `/merges/${mergedCustomers.body.merge.id}/undo${force}`);
+      assert.equal(undo.status, 409, undo.text);
+      assert.deepEqual(
+        undo.body.blockers.map((blocker: { recordId: string; reason: string }) => [blocker.recordId, blocker.reason]),
+        [
+          [c1._id, 'taken'],
+          [c2._id, 'taken'],
+        ],
+      );
+    }
+    assert.equal((await read(`/customers/${c1._id}`)).email, second, 'nothing undone');
+  });
+
   it('checks the body, other tenants’ ids, If-Match and the scopes', async () => {
     const target = await lead({ phone: '1' });
     const source = await lead({ phone: '2' });

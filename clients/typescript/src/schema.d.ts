@@ -4708,7 +4708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `conflict`: undone already; or later changes would be lost (`blockers` names each: a field of the target changed since, a unique value of a source another record holds now, the target deleted) — `?force=true` keeps them; or a request with the same Idempotency-Key is still running; retry once it has answered. */
+            /** @description `conflict`: undone already; or later changes would be lost (`blockers` names each: a field of the target changed since, a unique value of a source, or one the target gave up, that another record holds now, the target deleted) — `?force=true` keeps them; or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
