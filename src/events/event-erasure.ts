@@ -56,11 +56,16 @@ export const eventErasure = {
     return rows.map(eventRowOf);
   },
 
-  /** Redacts the events of these histories (SPEC §17: only the record's id stays); returns them as they are now. */
+  /**
+   * Redacts the events of these histories (SPEC §17: only the record's id stays); returns them as
+   * they are now. Every event but an erasure's own, which holds the id alone: a merge's and an
+   * undo's (`merge`, `unmerge`) and an import revert's hold the whole record, as any other.
+   */
   async redact(handle: Db, tenantId: string, histories: Histories, email: string): Promise<EventRow[]> {
     const { rows } = await sql<EventRow>`
       update events set object = jsonb_build_object('id', object_id), previous = '{}'::jsonb, redacted = true
-      where tenant_id = ${tenantId} and not redacted and reason is null and ${ofHistories(histories, email)}
+      where tenant_id = ${tenantId} and not redacted and reason is distinct from 'erasure'
+        and ${ofHistories(histories, email)}
       returning ${EVENT_SELECTION}`.execute(handle);
     return rows.map(eventRowOf);
   },

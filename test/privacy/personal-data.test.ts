@@ -264,6 +264,49 @@ describeEachBackend(
       assert.deepEqual(again.body, { leads: 0, customers: 0, events: 0 });
     });
 
+    it("erasure reaches a record merged away, its undo and merge again, and a customer's merge", async () => {
+      const tenant = await ctx.tenant();
+      const post = async (path: string, body: unknown) => {
+        const res = await call(tenant, 'POST', path, body);
+        assert.equal(res.status < 300, true, res.text);
+        return res.body;
+      };
+      const keep = await post('/leads', { name: 'Keep Me', email: 'keep@example.com' });
+      const source = await post('/leads', { name: 'Erase Me', email: 'eraseme@example.com', notes: 'private note' });
+      const merge = { targetId: keep._id, sourceIds: [source._id] };
+      const first = await post('/leads/merge', merge);
+      await post(`/merges/${first.merge.id}/undo`, undefined);
+      await post('/leads/merge', merge);
+      const customer = await post('/customers', { name: 'Keep Co', email: 'keep.co@example.com' });
+      const merged = await post('/customers', { name: 'Erase Co', email: 'eraseme@example.com' });
+      await post('/customers/merge', { targetId: customer._id, sourceIds: [merged._id] });
+
+      const erased = await call(tenant, 'POST', '/personal-data/erase', { email: 'eraseme@example.com' });
+      assert.equal(erased.status, 200, erased.text);
+      // The lead: created, deleted by the merge, created by the undo, deleted by the merge again; the customer: two.
+      assert.deepEqual(erased.body, { leads: 0, customers: 0, events: 6 });
+      await feedSettled(ctx.db, tenant.id);
+      const feed = (await call(tenant, 'GET', '/events?limit=1000')).body as Event[];
+      assert.ok(!JSON.stringify(feed).includes('eraseme@'), 'no trace of the e-mail in the feed');
+      const history = (await call(tenant, 'GET', `/events?objectId=${source._id}`)).body as Event[];
+      assert.deepEqual(
+        history.map((event) => [event.type, event.reason ?? null, event.redacted ?? false]),
+        [
+          ['lead.created', null, true],
+          ['lead.deleted', 'merge', true],
+          ['lead.created', 'unmerge', true],
+          ['lead.deleted', 'merge', true],
+        ],
+      );
+      const access = await call(tenant, 'GET', '/personal-data?email=eraseme@example.com');
+      assert.deepEqual(access.body.events, []);
+      assert.equal(
+        (await call(tenant, 'GET', `/leads/${keep._id}`)).body.email,
+        'keep@example.com',
+        'the target stays',
+      );
+    });
+
     it('a delivery still to be retried is retried with the redacted event', async () => {
       const tenant = await ctx.tenant();
       // Refused twice: the retries come 1 s apart, the erasure well before the last.
