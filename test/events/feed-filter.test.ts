@@ -171,6 +171,20 @@ describeEachBackend('the change feed through a filter (SPEC §22)', (ctx) => {
         query: { types: 'customer.created', filter: JSON.stringify({ where: { nope: { eq: 1 } } }) },
       }),
     );
+    // A 400 of another query field comes after the 403 too.
+    const refused: Record<string, string>[] = [
+      { types: 'customer.created', limit: '0' },
+      { types: 'lead.created,customer.created', after: 'zzz' },
+      { filter: JSON.stringify({ types: ['customer.created'] }), after: 'zzz' },
+      { filter: JSON.stringify(bad), limit: 'many', unknown: '1' },
+    ];
+    for (const query of refused) {
+      assertForbidden(await ctx.request('GET', `${API}/events`, { token: leadsOnly, query }));
+    }
+    assertInvalidField(
+      await ctx.request('GET', `${API}/events`, { token: leadsOnly, query: { types: 'lead.created', limit: '0' } }),
+      'limit',
+    );
     await send(tenant, 'POST', '/customers', { name: 'Hidden', email: uniqueEmail('hidden') });
     await send(tenant, 'POST', '/leads', { name: 'Seen', email: uniqueEmail('seen') });
     // Both objects have an e-mail; the token reads only the leads' family.
