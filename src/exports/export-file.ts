@@ -1,5 +1,5 @@
 import { pipeline, Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, createGzip } from 'node:zlib';
 import type { Db } from '../db/database.js';
 import { exportRepository } from './export.repository.js';
 
@@ -22,7 +22,7 @@ export function acceptsGzip(header: string | undefined): boolean {
   return Number.isFinite(weight) && weight > 0;
 }
 
-/** The stored chunks of a file, a few at a time: gzip members that together are one gzip stream. */
+/** The stored chunks of a file, a few at a time: each one gzip member (a page of rows). */
 async function* storedChunks(db: Db, tenantId: string, id: string): AsyncGenerator<Buffer> {
   let seq = 0;
   for (;;) {
@@ -35,8 +35,11 @@ async function* storedChunks(db: Db, tenantId: string, id: string): AsyncGenerat
 }
 
 /**
- * The file as a stream: the stored gzip bytes as they are, or unzipped on the way for a client
- * that does not take gzip. `onError`: a failure mid-stream (the connection is then cut).
+ * The file as a stream: the plain text, or for a client that takes gzip, one gzip member. The
+ * stored members laid end to end are a valid gzip file (RFC 1952), but curl and other clients
+ * with a single inflate stop after the first: they got the first page only. So the chunks are
+ * unzipped on the way and zipped again as one member, a chunk at a time. `onError`: a failure
+ * mid-stream (the connection is then cut).
  */
 export function fileStream(
   db: Db,
@@ -46,11 +49,9 @@ export function fileStream(
   onError: (error: Error) => void,
 ): Readable {
   const stored = Readable.from(storedChunks(db, tenantId, id));
-  if (gzip) {
-    stored.on('error', onError);
-    return stored;
-  }
-  return pipeline(stored, createGunzip(), (error) => {
+  const done = (error: NodeJS.ErrnoException | null) => {
     if (error) onError(error);
-  });
+  };
+  if (gzip) return pipeline(stored, createGunzip(), createGzip(), done);
+  return pipeline(stored, createGunzip(), done);
 }
