@@ -264,12 +264,15 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
     }
     const { tenantId } = actor;
     // The body must be a valid create body (SPEC §13), whichever way it goes. A conversion's
-    // (`keep`) is Funil's own: checked when it creates, not when it finds the record.
+    // (`keep`) is Funil's own: checked when it creates, not when it finds the record. Its status
+    // only as any update's is (a status no pipeline has, a pipeline the tenant has not): which
+    // pipeline it must be a stage of is known once the record is found — the record's own, as
+    // PUT checks it (SPEC §20), or, when none is and it creates, the body's or the default.
     if (onExisting === 'update') {
       const values = await this.#withCustomFields(handle, tenantId, (custom) =>
         this.#valuesOfCreate(actor, input, custom),
       );
-      await this.#statusChecked(handle, tenantId, (check) => check.create(values));
+      await this.#statusChecked(handle, tenantId, (check) => check.update(values));
     }
     const unique = this.#uniqueFields.find((field) => field.field === key);
     // A create body is an update body that holds the required fields.

@@ -156,6 +156,107 @@ describeEachBackend('pipelines (SPEC §20)', (ctx) => {
     assert.equal(upserts.body.results[0].status, 400);
   });
 
+  it("an upsert that finds a lead checks its status against the lead's own pipeline, as PUT does", async () => {
+    const email = uniqueEmail('upsert-own');
+    const lead = await newLead({ name: 'Z', email, pipeline: clinic.id, status: 'scheduled' });
+    // A stage of the lead's pipeline, none of the default's: taken, the lead left in its pipeline.
+    const moved = await call('POST', '/leads?upsert=email', { name: 'Z', email, status: 'attended' });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.headers['funil-upsert'], 'updated');
+    assert.equal(moved.body._id, lead._id);
+    assert.equal(moved.body.status, 'attended');
+    assert.equal(moved.body.pipeline, clinic.id);
+    const stored = await call('GET', `/leads/${lead._id}`);
+    assert.equal(stored.body.status, 'attended');
+    assert.equal(stored.body.pipeline, clinic.id);
+    // A stage of the default pipeline only: refused, naming the stages of the lead's own.
+    const refused = assertInvalidField(
+      await call('POST', '/leads?upsert=email', { name: 'Z', email, status: 'new' }),
+      'status',
+    );
+    assert.match(refused, /scheduled, attended, enrolled, gave_up/);
+    assert.equal((await call('GET', `/leads/${lead._id}`)).body.status, 'attended');
+    // With `pipeline`, against that pipeline.
+    const named = await call('POST', '/leads?upsert=email', {
+      name: 'Z',
+      email,
+      pipeline: clinic.id,
+      status: 'enrolled',
+    });
+    assert.equal(named.status, 200, named.text);
+    assert.equal(named.body.status, 'enrolled');
+    const back = await call('POST', '/leads?upsert=email', {
+      name: 'Z',
+      email,
+      pipeline: tenant.id,
+      status: 'proposal',
+    });
+    assert.equal(back.status, 200, back.text);
+    assert.equal(back.body.pipeline, tenant.id);
+    assert.equal(back.body.status, 'proposal');
+    assertInvalidField(
+      await call('POST', '/leads?upsert=email', { name: 'Z', email, pipeline: clinic.id, status: 'won' }),
+      'status',
+    );
+    // A status no pipeline has: refused whatever the lead.
+    assertInvalidField(await call('POST', '/leads?upsert=email', { name: 'Z', email, status: 'nowhere' }), 'status');
+  });
+
+  it("a batch of upserts checks each found lead's status against its own pipeline", async () => {
+    const first = uniqueEmail('batch-own');
+    const second = uniqueEmail('batch-own');
+    const one = await newLead({ email: first, pipeline: clinic.id });
+    const two = await newLead({ email: second, pipeline: clinic.id });
+    const res = await call('POST', '/leads/batch?upsert=email', {
+      items: [
+        { name: 'A', email: first, status: 'gave_up' },
+        { name: 'B', email: second, status: 'contacted' },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      res.body.results.map((result: { status: number }) => result.status),
+      [200, 400],
+      res.text,
+    );
+    assert.equal(res.body.results[0].data.status, 'gave_up');
+    assert.equal(res.body.results[0].data.pipeline, clinic.id);
+    const detail = res.body.results[1].error.details[0];
+    assert.equal(detail.field, 'status');
+    assert.match(detail.message, /scheduled, attended, enrolled, gave_up/);
+    assert.equal((await call('GET', `/leads/${one._id}`)).body.status, 'gave_up');
+    assert.equal((await call('GET', `/leads/${two._id}`)).body.status, 'scheduled');
+  });
+
+  it('an upsert that creates checks the status against the body’s pipeline, or the default one', async () => {
+    // No pipeline in the body: the default one's stages, a stage of another refused.
+    const refused = assertInvalidField(
+      await call('POST', '/leads?upsert=email', { name: 'N', email: uniqueEmail('upsert-new'), status: 'attended' }),
+      'status',
+    );
+    assert.match(refused, new RegExp(SEVEN.join(', ')));
+    const created = await call('POST', '/leads?upsert=email', {
+      name: 'N',
+      email: uniqueEmail('upsert-new'),
+      status: 'contacted',
+    });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.pipeline, tenant.id);
+    assert.equal(created.body.status, 'contacted');
+    const batch = await call('POST', '/leads/batch?upsert=email', {
+      items: [
+        { name: 'N', email: uniqueEmail('upsert-new'), status: 'attended' },
+        { name: 'N', email: uniqueEmail('upsert-new'), pipeline: clinic.id, status: 'attended' },
+      ],
+    });
+    assert.deepEqual(
+      batch.body.results.map((result: { status: number }) => result.status),
+      [400, 201],
+      batch.text,
+    );
+    assert.match(batch.body.results[0].error.details[0].message, new RegExp(SEVEN.join(', ')));
+  });
+
   it("moves a lead to another pipeline's first stage, or the stage sent; naming its own pipeline keeps the stage", async () => {
     const lead = await newLead({ status: 'qualified' });
     const moved = await call('PUT', `/leads/${lead._id}`, { pipeline: clinic.id });
