@@ -19,6 +19,7 @@ import { exportRoutes } from './exports/export.routes.js';
 import { customFieldRoutes } from './fields/custom-field.routes.js';
 import { Answering } from './http/answering.js';
 import { requireBearerToken } from './http/authenticate.js';
+import { answerClientError } from './http/client-errors.js';
 import { allowCrossOrigin } from './http/cors.js';
 import { boundDatabaseWaits } from './http/database-wait.js';
 import { installDraining } from './http/drain.js';
@@ -88,6 +89,7 @@ export async function buildApp({ config, database, logger }: AppDependencies): P
     return503OnClosing: false,
     // An undecodable path or an over-long id: rendered in the SPEC §2 shape too.
     frameworkErrors: renderFrameworkError,
+    clientErrorHandler: answerClientError,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     schemaController: { compilersFactory: { buildSerializer: cachedSerializers } },

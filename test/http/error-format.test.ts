@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { before, it } from 'node:test';
 import { assertError } from '../helpers/assert-error.js';
 import { ADMIN_API, API, describeEachBackend, type TestTenant } from '../helpers/test-app.js';
@@ -123,5 +124,40 @@ describeEachBackend('HTTP format and error answers', (ctx) => {
     assert.deepEqual(res.body, { success: true });
     const gone = await ctx.request('GET', `${API}/leads/${lead.body._id}`, { token: tenant.token });
     assertError(gone, 404, 'not_found');
+  });
+
+  it('answers what Node refuses before a request exists in the §2 shape, with X-Request-Id (SPEC §2, §1.4)', async () => {
+    const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+    // A filter too long for a URL: the request line and headers pass Node's 16 KiB.
+    const long = await fetch(`${base}${API}/events?filter=${'a'.repeat(17_000)}`, {
+      headers: { authorization: `Bearer ${tenant.token}` },
+    });
+    assert.equal(long.status, 431);
+    assert.match(long.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const body = (await long.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body), ['success', 'error', 'code']);
+    assert.equal(body.code, 'validation_failed');
+    assert.match(String(body.error), /16 KiB/);
+
+    // A request line that is no HTTP at all.
+    const { port } = new URL(base);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'));
+      let answer = '';
+      socket.on('data', (chunk) => {
+        answer += chunk;
+      });
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    assert.match(raw, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(raw, /\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
+    const text = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+    assert.equal(Buffer.byteLength(text), Number(/content-length: (\d+)/i.exec(raw)?.[1]));
+    assert.deepEqual(JSON.parse(text), {
+      success: false,
+      error: 'A requisição HTTP está malformada.',
+      code: 'validation_failed',
+    });
   });
 });
