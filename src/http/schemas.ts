@@ -22,7 +22,7 @@ export const ErrorBody = Type.Object(
           {
             recordId: Type.String({ format: 'uuid' }),
             field: Type.String(),
-            reason: StringEnum(['changed_since', 'taken', 'target_deleted']),
+            reason: StringEnum(['changed_since', 'taken', 'target_deleted', 'pipeline_deleted', 'stage_removed']),
           },
           { additionalProperties: false },
         ),

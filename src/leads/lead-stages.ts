@@ -63,6 +63,14 @@ class LeadStageCheck implements StatusCheck {
     return within === undefined ? { changes } : { changes, options: { within } };
   }
 
+  replaced(row: Readonly<Record<string, unknown>>) {
+    const own = this.pipelines.find((row.pipeline_id ?? this.tenantId) as string);
+    if (own?.stages.some((stage) => stage.key === row.status)) return undefined;
+    const pipeline = own ?? this.pipelines.default;
+    const placed = { ...row, pipeline_id: storedPipeline(this.tenantId, pipeline.id), status: firstStage(pipeline) };
+    return { row: placed, moved: own ? ('status' as const) : ('pipeline' as const) };
+  }
+
   refused(current: StoredRow) {
     const id = (current.pipelineId ?? current.tenantId) as string;
     return statusRefused(this.pipelines.find(id) ?? this.pipelines.default);

@@ -82,7 +82,7 @@ export const mergeRoutes: FastifyPluginAsync<MergeRoutesOptions> = async (app, {
           ...conflictResponse(
             'undone already; or later changes would be lost (`blockers` names each: a field of the target changed ' +
               'since, a unique value of a source, or one the target gave up, that another record holds now, the ' +
-              'target deleted) — `?force=true` ' +
+              "target deleted, a source's pipeline deleted or stage removed) — `?force=true` " +
               'keeps them',
           ),
         },

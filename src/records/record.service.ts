@@ -98,7 +98,7 @@ export interface Merged<T> {
 export interface UndoBlocker {
   readonly recordId: string;
   readonly field: string;
-  readonly reason: 'changed_since' | 'taken' | 'target_deleted';
+  readonly reason: 'changed_since' | 'taken' | 'target_deleted' | 'pipeline_deleted' | 'stage_removed';
 }
 
 /** Thrown inside a dry run's transaction to roll it back with the answer it made. */
@@ -525,8 +525,16 @@ export abstract class RecordService<F extends FieldTable, L extends readonly (ke
         }
       }
       const restored: RowSnapshot[] = [];
+      // The pipelines as they are now (SPEC §20): one deleted, or a stage removed, since the merge.
+      const check = await this.statusRules.of(trx, tenantId, true);
       for (const source of merge.sources) {
-        const row: Record<string, unknown> = { ...source };
+        let row: Record<string, unknown> = { ...source };
+        const placed = check.replaced?.(row);
+        if (placed) {
+          const reason = placed.moved === 'pipeline' ? 'pipeline_deleted' : 'stage_removed';
+          blockers.push({ recordId: source.id as string, field: placed.moved, reason });
+          row = placed.row;
+        }
         for (const unique of this.#uniqueFields) {
           const column = sqlNameOf(unique.column);
           const value = source[column];

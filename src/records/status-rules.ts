@@ -18,6 +18,14 @@ export interface StatusCheck {
   update(changes: Readonly<Record<string, unknown>>): PlacedChanges;
   /** The 400 of an update the store's guard refused, for the record as it is. */
   refused(current: StoredRow): ApiError;
+  /**
+   * A row put back as it once was (a merge's undo), snake_case: undefined while its status is one
+   * it may still take; else the row placed as it would be now (the first stage of its pipeline, or
+   * of the default pipeline when its own is gone), and which field moved.
+   */
+  replaced?(
+    row: Readonly<Record<string, unknown>>,
+  ): { row: Record<string, unknown>; moved: 'pipeline' | 'status' } | undefined;
 }
 
 /**

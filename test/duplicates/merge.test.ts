@@ -94,6 +94,47 @@ describeEachBackend('merge and undo (SPEC §21)', (ctx) => {
     assert.deepEqual([answer.body.record.pipeline, answer.body.record.status], [clinic.body.id, 'attended']);
   });
 
+  it('puts a source back in a stage that still exists: a pipeline deleted or a stage removed since blocks, ?force=true places it', async () => {
+    const stages = (...keys: string[]) => keys.map((key) => ({ key, label: key, kind: 'open' }));
+    const pipeline = async (name: string, ...keys: string[]) => {
+      const res = await call('POST', '/pipelines', { name, stages: stages(...keys) });
+      assert.equal(res.status, 201, res.text);
+      return res.body.id as string;
+    };
+    const undoOf = async (sourceBody: Record<string, unknown>) => {
+      const target = await lead({ phone: '1' });
+      const source = await lead({ phone: '2', ...sourceBody });
+      const merged = await call('POST', '/leads/merge', { targetId: target._id, sourceIds: [source._id] });
+      assert.equal(merged.status, 200, merged.text);
+      return { source, undo: `/merges/${merged.body.merge.id}/undo` };
+    };
+    const blockersOf = (res: { body: { blockers: { recordId: string; field: string; reason: string }[] } }) =>
+      res.body.blockers.map((blocker) => [blocker.recordId, blocker.field, blocker.reason]);
+
+    const gone = await pipeline('Gone', 'alpha', 'beta');
+    const first = await undoOf({ pipeline: gone, status: 'beta' });
+    assert.equal((await call('DELETE', `/pipelines/${gone}`)).status, 200, 'it holds no lead once merged');
+    const refused = await call('POST', first.undo);
+    assert.equal(refused.status, 409, refused.text);
+    assert.deepEqual(blockersOf(refused), [[first.source._id, 'pipeline', 'pipeline_deleted']]);
+    assert.equal((await call('POST', `${first.undo}?force=true`)).status, 200);
+    const placed = await read(`/leads/${first.source._id}`);
+    assert.deepEqual([placed.pipeline, placed.status], [tenant.id, 'new'], "the default pipeline's first stage");
+
+    const trimmed = await pipeline('Trimmed', 'one', 'two');
+    const second = await undoOf({ pipeline: trimmed, status: 'two' });
+    const put = await call('PUT', `/pipelines/${trimmed}`, { stages: stages('one') });
+    assert.equal(put.status, 200, put.text);
+    const blocked = await call('POST', second.undo);
+    assert.equal(blocked.status, 409, blocked.text);
+    assert.deepEqual(blockersOf(blocked), [[second.source._id, 'status', 'stage_removed']]);
+    assert.equal((await call('POST', `${second.undo}?force=true`)).status, 200);
+    const back = await read(`/leads/${second.source._id}`);
+    assert.deepEqual([back.pipeline, back.status], [trimmed, 'one'], 'its own pipeline, first stage');
+    const summary = await read(`/leads/summary?pipeline=${trimmed}`);
+    assert.ok(!JSON.stringify(summary).includes('"two"'), 'no lead in the removed stage');
+  });
+
   it('writes nothing on a dry run, and answers what the merge would make', async () => {
     const target = await lead({ email: uniqueEmail('dry') });
     const source = await lead({ phone: '(11) 98765-4321', notes: 'kept?' });

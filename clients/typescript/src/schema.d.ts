@@ -1048,7 +1048,7 @@ export interface components {
                 recordId: string;
                 field: string;
                 /** @enum {string} */
-                reason: "changed_since" | "taken" | "target_deleted";
+                reason: "changed_since" | "taken" | "target_deleted" | "pipeline_deleted" | "stage_removed";
             }[];
             /** @description On a pipeline change refused: how many leads it would leave stageless. */
             leadCount?: number;
@@ -2361,7 +2361,7 @@ export interface operations {
                                     recordId: string;
                                     field: string;
                                     /** @enum {string} */
-                                    reason: "changed_since" | "taken" | "target_deleted";
+                                    reason: "changed_since" | "taken" | "target_deleted" | "pipeline_deleted" | "stage_removed";
                                 }[];
                                 /** @description On a pipeline change refused: how many leads it would leave stageless. */
                                 leadCount?: number;
@@ -4708,7 +4708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `conflict`: undone already; or later changes would be lost (`blockers` names each: a field of the target changed since, a unique value of a source, or one the target gave up, that another record holds now, the target deleted) — `?force=true` keeps them; or a request with the same Idempotency-Key is still running; retry once it has answered. */
+            /** @description `conflict`: undone already; or later changes would be lost (`blockers` names each: a field of the target changed since, a unique value of a source, or one the target gave up, that another record holds now, the target deleted, a source's pipeline deleted or stage removed) — `?force=true` keeps them; or a request with the same Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5992,7 +5992,7 @@ export interface operations {
                                     recordId: string;
                                     field: string;
                                     /** @enum {string} */
-                                    reason: "changed_since" | "taken" | "target_deleted";
+                                    reason: "changed_since" | "taken" | "target_deleted" | "pipeline_deleted" | "stage_removed";
                                 }[];
                                 /** @description On a pipeline change refused: how many leads it would leave stageless. */
                                 leadCount?: number;
