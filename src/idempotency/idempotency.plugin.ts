@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type {
   FastifyInstance,
@@ -8,7 +9,9 @@ import type {
 } from 'fastify';
 import { Type } from 'typebox';
 import { principalOf } from '../http/authenticate.js';
+import { whileUploading } from '../http/request-deadline.js';
 import { appendRouteHook, type RouteHandler, wrapRouteHandler } from '../http/route-hooks.js';
+import { withinLimit } from '../imports/import-reader.js';
 import { validationFailed } from '../shared/errors.js';
 import { fieldMessage, messages } from '../shared/messages.js';
 import {
@@ -25,6 +28,19 @@ interface Claim extends KeyOwner {
   handlerRunning: boolean;
   /** The answer went out as a 5xx while the handler ran: its real outcome is recorded when it ends. */
   outcomePending: boolean;
+  /** The request's body is an upload, hashed as its handler reads it. */
+  upload?: Upload;
+}
+
+/**
+ * An upload read as a stream (an import's file, SPEC §23): its key is bound to its route, its
+ * media type and its bytes, which are known only once read.
+ */
+interface Upload {
+  readonly route: string;
+  readonly media: string | null;
+  /** The SHA-256 of its bytes, once they have been read to their end. */
+  sha256?: string;
 }
 
 declare module 'fastify' {
@@ -71,6 +87,10 @@ const REPLAYED_HEADERS = ['etag', 'location', 'funil-upsert'];
  *
  * A key stays "running" for as long as its handler runs, even past a 503 sent by the request
  * deadline: the write may still commit, and a retry must then replay it, not make a second one.
+ *
+ * An upload's key is claimed before its bytes are read: its handler reads them through a hash, and
+ * its answer is recorded with their fingerprint. A retry whose key's answer is recorded reads its
+ * own bytes (within the import's limit), and is answered the replay only when they are the same.
  */
 export function honourIdempotencyKeys(app: FastifyInstance, records: IdempotencyRepository): void {
   // Bookkeeping, so on the database's own handle, outside the request's budget (idempotency.repository.ts).
@@ -85,11 +105,16 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
     }
     const { tenantId, tokenId } = principalOf(request);
     const owner = { tenantId, tokenId, key };
-    const claim = await records.claim(
-      request.db,
-      owner,
-      requestFingerprint(`${request.method} ${request.url}`, fingerprinted(request)),
-    );
+    const route = `${request.method} ${request.url}`;
+    const { body } = request;
+    const upload: Upload | undefined =
+      body instanceof Readable ? { route, media: request.headers['content-type'] ?? null } : undefined;
+    const claim =
+      upload && body instanceof Readable
+        ? await records.claim(request.db, owner, uploadHead(upload), {
+            fingerprint: () => whileUploading(request, async () => uploadFingerprint(upload, await digestOf(body))),
+          })
+        : await records.claim(request.db, owner, requestFingerprint(route, body));
     const verdict = verdictOf(claim, {
       reused: messages.idempotencyKeyReused,
       inProgress: messages.idempotencyInProgress,
@@ -98,7 +123,8 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
       case 'run':
         // Answered already (the deadline, while the claim was made): the handler will not run.
         if (reply.sent) return void (await release(request, owner));
-        request.idempotencyClaim = { ...owner, handlerRunning: false, outcomePending: false };
+        request.idempotencyClaim = { ...owner, handlerRunning: false, outcomePending: false, upload };
+        if (upload && body instanceof Readable) request.body = hashedAsRead(body, upload);
         return;
       case 'refuse':
         throw verdict.error;
@@ -130,10 +156,16 @@ export function honourIdempotencyKeys(app: FastifyInstance, records: Idempotency
   };
 
   const complete = async (request: FastifyRequest, claim: Claim, response: StoredResponse) => {
+    const { upload } = claim;
+    // Refused before its bytes were all read (a file past the limit, another media type): the
+    // refusal wrote nothing and names no bytes, so, as after a 400, a retry runs again.
+    if (upload && upload.sha256 === undefined && response.status >= 400) return release(request, claim);
     try {
       const keeping = request.routeOptions.config.idempotentAnswer;
       const body = keeping ? await keeping.store(response.body) : response.body;
-      await records.complete(claim, { ...response, body });
+      // An upload answered before its end (no route does): no retry's bytes match it, so none is replayed it.
+      const requestHash = upload && uploadFingerprint(upload, upload.sha256 ?? null);
+      await records.complete(claim, { ...response, body }, requestHash);
     } catch (error) {
       // The answer itself is right; only its record failed. A retry will wait out the claim, then run again.
       request.log.error({ err: error }, 'could not record the idempotent answer');
@@ -195,11 +227,39 @@ const keyRule = {
   en: 'must be 1 to 255 printable ASCII characters',
 };
 
+/** What an upload's key is bound to before its bytes are read: the record of a first request still running holds it. */
+function uploadHead({ route, media }: Upload): string {
+  return requestFingerprint(route, { upload: media });
+}
+
+/** What an upload's key is bound to: the record of a first request that ended holds it. */
+function uploadFingerprint({ route, media }: Upload, sha256: string | null): string {
+  return requestFingerprint(route, { upload: media, sha256 });
+}
+
+/** `body` as its reader reads it, hashed on the way: `upload.sha256` is set when it has been read to its end. */
+function hashedAsRead(body: Readable, upload: Upload): Readable {
+  const hash = createHash('sha256');
+  // Lazy, as `body` is: nothing is read before the handler reads (an unread body is discarded by
+  // Node as usual); an error of `body` is the reader's, and the reader's end ends the read of `body`.
+  return Readable.from(
+    (async function* () {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        yield chunk;
+      }
+      upload.sha256 = hash.digest('hex');
+    })(),
+    { objectMode: false },
+  );
+}
+
 /**
- * What of a request's body its key is bound to: the body, or, for an upload read as a stream (an
- * import's file, SPEC §23), its media type and length, all that is known before it is read.
+ * The SHA-256 of a retried upload's bytes, read to their end only to be compared (a replay or a
+ * refusal does not need them), within the import's limit (SPEC §23): past it, the 413 the import answers.
  */
-function fingerprinted(request: FastifyRequest): unknown {
-  if (!(request.body instanceof Readable)) return request.body;
-  return { upload: request.headers['content-type'] ?? null, bytes: request.headers['content-length'] ?? null };
+async function digestOf(body: AsyncIterable<Buffer>): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of withinLimit(body)) hash.update(chunk);
+  return hash.digest('hex');
 }

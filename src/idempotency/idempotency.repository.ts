@@ -49,8 +49,20 @@ export interface KeyOwner {
 export class IdempotencyRepository {
   constructor(private readonly db: Db) {}
 
-  /** Claims a key for a request, or says why not; repeats at most once after clearing an expired record. */
-  async claim(handle: Db, owner: KeyOwner, requestHash: string): Promise<ClaimResult> {
+  /**
+   * Claims a key for a request, or says why not; repeats at most once after clearing an expired record.
+   *
+   * An upload read as a stream (an import's file) is claimed before its bytes are read: its
+   * `requestHash` is then all that is known before (route, media type), which a record still
+   * running holds too; the record of one that ended holds its bytes' fingerprint as well (`complete`),
+   * so it is compared with `upload.fingerprint()`, which reads this request's bytes.
+   */
+  async claim(
+    handle: Db,
+    owner: KeyOwner,
+    requestHash: string,
+    upload?: { fingerprint(): Promise<string> },
+  ): Promise<ClaimResult> {
     const { tenantId, tokenId, key } = owner;
     for (let attempt = 0; attempt < 2; attempt++) {
       const inserted = await handle
@@ -79,8 +91,13 @@ export class IdempotencyRepository {
         await this.#deleteIfExpired(handle, owner);
         continue;
       }
-      if (existing.requestHash !== requestHash) return { kind: 'mismatch' };
-      if (existing.state === 'done') {
+      const settled = existing.state === 'done';
+      const sameRequest =
+        settled && upload
+          ? (await upload.fingerprint()) === existing.requestHash
+          : existing.requestHash === requestHash;
+      if (!sameRequest) return { kind: 'mismatch' };
+      if (settled) {
         return {
           kind: 'replay',
           response: {
@@ -97,10 +114,12 @@ export class IdempotencyRepository {
     return { kind: 'in-progress' };
   }
 
-  async complete(owner: KeyOwner, response: StoredResponse): Promise<void> {
+  /** Records the answer; `requestHash`, the request's full fingerprint when the claim had not all of it (an upload's bytes). */
+  async complete(owner: KeyOwner, response: StoredResponse, requestHash?: string): Promise<void> {
     await this.db
       .updateTable('idempotencyKeys')
       .set({
+        ...(requestHash === undefined ? {} : { requestHash }),
         state: 'done',
         responseStatus: response.status,
         responseHeaders: JSON.stringify(response.headers),
