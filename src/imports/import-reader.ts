@@ -4,6 +4,7 @@ import { CsvError, parse } from 'csv-parse';
 import secureJson from 'secure-json-parse';
 import { ApiError, validationFailed } from '../shared/errors.js';
 import { hasLoneSurrogate, nestedTooDeep } from '../shared/json-limits.js';
+import type { Text } from '../shared/messages.js';
 import { importMessages } from './import.messages.js';
 import { IMPORT_LIMITS } from './import.schemas.js';
 
@@ -47,7 +48,7 @@ export async function* withinLimit(
  * A CSV file as Brazilian spreadsheets write it (SPEC §23): UTF-8 with or without a BOM, cells
  * separated by `,` or `;` (the one the header line has more of, outside quotes), RFC 4180 quotes,
  * CRLF or LF. Read by csv-parse, one row at a time; a file it cannot read (a quote never closed)
- * is a 400 naming the data row.
+ * is a 400 naming the data row, in both languages.
  */
 export async function openCsv(source: AsyncIterable<Buffer>): Promise<ImportFile & { delimiter: string }> {
   const iterator = source[Symbol.asyncIterator]();
@@ -78,7 +79,7 @@ export async function openCsv(source: AsyncIterable<Buffer>): Promise<ImportFile
     .on('error', (error) => parser.destroy(error))
     .pipe(parser);
   const records = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
-  const header = await nextRecord(records, 0);
+  const header = await nextRecord(records);
   if (header === undefined || header.every((cell) => cell.trim() === '')) {
     throw validationFailed([{ field: 'body', message: importMessages.emptyFile }], importMessages.emptyFile);
   }
@@ -86,8 +87,8 @@ export async function openCsv(source: AsyncIterable<Buffer>): Promise<ImportFile
     delimiter,
     columns: header.map((cell) => cell.trim()),
     rows: (async function* () {
-      for (let row = 1; ; row++) {
-        const record = await nextRecord(records, row);
+      for (;;) {
+        const record = await nextRecord(records);
         if (record === undefined) return;
         yield record;
       }
@@ -95,29 +96,46 @@ export async function openCsv(source: AsyncIterable<Buffer>): Promise<ImportFile
   };
 }
 
-/** The next record, or undefined at the end; a parse failure as the 400 of data row `row`. */
-async function nextRecord(records: AsyncIterator<string[]>, row: number): Promise<string[] | undefined> {
+/** The next record, or undefined at the end; a parse failure as a 400 naming the row it is on. */
+async function nextRecord(records: AsyncIterator<string[]>): Promise<string[] | undefined> {
   try {
     const next = await records.next();
     return next.done ? undefined : next.value;
   } catch (error) {
     if (!(error instanceof CsvError)) throw error;
-    const text = importMessages.malformedCsv(row, reasonOf(error));
+    const text = importMessages.malformedCsv(rowOf(error), reasonOf(error));
     throw validationFailed([{ field: 'body', message: text }], text);
   }
 }
 
-function reasonOf(error: CsvError): string {
+/**
+ * The data row (from 1 after the header, as README's "Import" counts them; 0 the header) a parse
+ * failure is on. csv-parse reads ahead of what was taken from it and fails as soon as it meets the
+ * fault, so the row is not the one being asked for: it is the record after the `records` it had
+ * read whole (the header is the first of them). A quote never closed is found at the end of the
+ * file, but no record ends inside quotes, so that count still names the row where it opened.
+ * Physical lines (`lines`) are not rows: a quoted cell may hold line breaks, and empty lines are
+ * skipped.
+ */
+function rowOf(error: CsvError): number | undefined {
+  const { records } = error;
+  return typeof records === 'number' && Number.isInteger(records) && records >= 0 ? records : undefined;
+}
+
+/** Why csv-parse refused the file, in both languages (its own messages are English only). */
+function reasonOf(error: CsvError): Text {
   switch (error.code) {
-    case 'CSV_QUOTE_NOT_CLOSED':
-      return 'a quote is never closed';
-    case 'CSV_MAX_RECORD_SIZE':
-      return 'a row is longer than 1 MiB';
-    case 'CSV_INVALID_CLOSING_QUOTE':
     case 'INVALID_OPENING_QUOTE':
-      return 'a quote inside a cell that is not quoted as RFC 4180 says (write "" for a quote)';
+      return importMessages.csvQuoteInUnquotedCell;
+    case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
+      return importMessages.csvTextAfterClosingQuote;
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return importMessages.csvQuoteNotClosed;
+    case 'CSV_MAX_RECORD_SIZE':
+      return importMessages.csvRowTooLong(IMPORT_LIMITS.rowBytes / 1024 / 1024);
     default:
-      return error.code.toLowerCase().replaceAll('_', ' ');
+      return importMessages.csvOther;
   }
 }
 

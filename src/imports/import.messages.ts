@@ -11,10 +11,43 @@ export const importMessages = {
     en: `The file has more than ${rows} rows.`,
   }),
   emptyFile: { pt: 'O arquivo não tem linha de cabeçalho.', en: 'The file has no header row.' },
-  malformedCsv: (row: number, reason: string) => ({
-    pt: `CSV malformado na linha de dados ${row}: ${reason}.`,
-    en: `Malformed CSV at data row ${row}: ${reason}.`,
+  /**
+   * A file csv-parse cannot read: where (data row `row`, counted from 1 after the header; 0 the
+   * header itself; undefined when not known) and why.
+   */
+  malformedCsv: (row: number | undefined, reason: Text) =>
+    row === undefined
+      ? { pt: `CSV malformado: ${reason.pt}.`, en: `Malformed CSV: ${reason.en}.` }
+      : row === 0
+        ? {
+            pt: `CSV malformado na linha de cabeçalho: ${reason.pt}.`,
+            en: `Malformed CSV in the header row: ${reason.en}.`,
+          }
+        : {
+            pt: `CSV malformado na linha de dados ${row}: ${reason.pt}.`,
+            en: `Malformed CSV at data row ${row}: ${reason.en}.`,
+          },
+  // Why csv-parse could not read a CSV file (its own error messages are English only).
+  csvQuoteInUnquotedCell: {
+    pt: 'uma célula que não começa com aspas tem aspas (") no meio; ponha a célula entre aspas e escreva cada aspa dela em dobro ("")',
+    en: 'a cell that does not begin with a quote has a quote (") inside it; put the cell in quotes and write each of its quotes twice ("")',
+  },
+  csvTextAfterClosingQuote: {
+    pt: 'uma célula entre aspas tem texto depois da aspa que a fecha; escreva cada aspa de dentro da célula em dobro ("")',
+    en: 'a quoted cell has text after its closing quote; write each quote inside the cell twice ("")',
+  },
+  csvQuoteNotClosed: {
+    pt: 'uma aspa (") aberta nunca é fechada e segue até o fim do arquivo',
+    en: 'a quote (") opened there is never closed and runs to the end of the file',
+  },
+  csvRowTooLong: (mib: number) => ({
+    pt: `a linha passa de ${mib} MiB (uma aspa aberta e nunca fechada faz do resto do arquivo uma só linha)`,
+    en: `the row is longer than ${mib} MiB (a quote opened and never closed makes the rest of the file one row)`,
   }),
+  csvOther: {
+    pt: 'o arquivo não segue o formato CSV da RFC 4180',
+    en: 'the file does not follow the CSV format of RFC 4180',
+  },
   unknownColumn: (column: string) => ({
     pt: `A coluna "${column}" do cabeçalho não é um campo que a importação aceite.`,
     en: `The header column "${column}" is not a field an import takes.`,
