@@ -9,6 +9,10 @@ const texts = {
     en: `The request line and its headers exceed ${kib} KiB (a long filter in the URL, perhaps).`,
   }),
   malformed: { pt: 'A requisição HTTP está malformada.', en: 'The HTTP request is malformed.' },
+  invalidUrl: {
+    pt: 'O endereço tem caracteres que precisam ser codificados (percent-encoding: é como %C3%A9, espaço como %20).',
+    en: 'The URL holds characters that must be percent-encoded (é as %C3%A9, a space as %20).',
+  },
   timedOut: {
     pt: 'A requisição não chegou inteira a tempo.',
     en: 'The request did not arrive in full in time.',
@@ -29,7 +33,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
       ? [431, texts.headersTooLarge(Math.floor(maxHeaderSize / 1024))]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, texts.timedOut]
-        : [400, texts.malformed];
+        : [400, error.code === 'HPE_INVALID_URL' ? texts.invalidUrl : texts.malformed];
   if (socket.writable) {
     const body = JSON.stringify({ success: false, error: text.pt, code: 'validation_failed' });
     socket.write(

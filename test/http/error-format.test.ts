@@ -139,17 +139,24 @@ describeEachBackend('HTTP format and error answers', (ctx) => {
     assert.equal(body.code, 'validation_failed');
     assert.match(String(body.error), /16 KiB/);
 
-    // A request line that is no HTTP at all.
+    // A request line that is no HTTP at all, and a search pasted into a URL unencoded.
     const { port } = new URL(base);
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'));
-      let answer = '';
-      socket.on('data', (chunk) => {
-        answer += chunk;
+    const sent = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(Buffer.from(request, 'utf8')));
+        let answer = '';
+        socket.on('data', (chunk) => {
+          answer += chunk;
+        });
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
       });
-      socket.on('close', () => resolve(answer));
-      socket.on('error', reject);
-    });
+    const unencoded = await sent(`GET ${API}/leads?q=João HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    assert.match(unencoded, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const answer = JSON.parse(unencoded.slice(unencoded.indexOf('\r\n\r\n') + 4));
+    assert.equal(answer.code, 'validation_failed');
+    assert.match(answer.error, /%C3%A9/);
+    const raw = await sent('NOT HTTP AT ALL\r\n\r\n');
     assert.match(raw, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(raw, /\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
     const text = raw.slice(raw.indexOf('\r\n\r\n') + 4);
