@@ -1,4 +1,5 @@
 import type { Text } from '../shared/messages.js';
+import type { AnyOf } from './scopes.js';
 
 export const authMessages = {
   tokenMissing: {
@@ -12,8 +13,8 @@ export const authMessages = {
     pt: 'A conta associada a este token está inativa.',
     en: 'The account of this token is inactive.',
   },
-  scopeLacking: (scope: string): Text => ({
-    pt: `O token não tem o escopo necessário: ${scope}.`,
-    en: `The token lacks the required scope: ${scope}.`,
+  scopeLacking: (scope: string | AnyOf): Text => ({
+    pt: `O token não tem o escopo necessário: ${typeof scope === 'string' ? scope : scope.anyOf.join(' ou ')}.`,
+    en: `The token lacks the required scope: ${typeof scope === 'string' ? scope : scope.anyOf.join(' or ')}.`,
   }),
 } as const satisfies Record<string, Text | ((...args: never[]) => Text)>;

@@ -16,14 +16,22 @@ export type Scope = (typeof SCOPES)[number];
 /** A route any token of the tenant may call: every token holds at least one scope. */
 export const ANY_TOKEN = { anyOf: SCOPES } as const;
 
+/** Scopes of which any one would do. */
+export interface AnyOf {
+  readonly anyOf: readonly string[];
+}
+
 /** What a route needs: a scope, every scope of a list, or any one of a list (`{anyOf}`). */
 export type ScopeRule = Scope | readonly Scope[] | { readonly anyOf: readonly Scope[] };
 
-/** The scopes a token lacks for `rule`, as the words of a 403 (`a`, `a and b`, `a or b`); undefined when it has them. */
-export function lackingScopes(rule: ScopeRule | undefined, held: ReadonlySet<string>): string | undefined {
+/**
+ * What a token lacks for `rule`, for the words of a 403: the first scope of a list it does not
+ * hold, or the scopes of an `anyOf` none of which it holds (any one would do); undefined when it has them.
+ */
+export function lackingScopes(rule: ScopeRule | undefined, held: ReadonlySet<string>): string | AnyOf | undefined {
   if (rule === undefined) return undefined;
   if (typeof rule === 'object' && 'anyOf' in rule) {
-    return rule.anyOf.some((scope) => held.has(scope)) ? undefined : rule.anyOf.join(' or ');
+    return rule.anyOf.some((scope) => held.has(scope)) ? undefined : { anyOf: rule.anyOf };
   }
   return [rule].flat().find((scope) => !held.has(scope));
 }

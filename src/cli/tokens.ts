@@ -5,7 +5,7 @@ import { fields, printJson, printLines, table, when } from './output.js';
 // Written out: the CLI is a package of its own (src/cli), which does not import the server's code.
 const SCOPES_HELP =
   'leads:read, leads:write, leads:create, customers:read, customers:write, webhooks:read, webhooks:write, fields:write, ' +
-  'privacy:read, privacy:write';
+  'privacy:read, privacy:write, pipelines:write';
 
 interface TokenFields {
   id: string;

@@ -91,6 +91,15 @@ describeEachBackend('token scopes', (ctx) => {
     });
   }
 
+  it('names the scopes of which any one would do, each language whole (SPEC §2)', async () => {
+    const token = only.get('fields:write') as string;
+    const pt = await ctx.request('GET', `${API}/events`, { token });
+    assertForbidden(pt);
+    assert.equal(pt.body.error, 'O token não tem o escopo necessário: leads:read ou customers:read.');
+    const en = await ctx.request('GET', `${API}/events`, { token, headers: { 'accept-language': 'en' } });
+    assert.equal(en.body.error, 'The token lacks the required scope: leads:read or customers:read.');
+  });
+
   it('a write scope does not imply the read scope (SPEC §5.2)', async () => {
     assertForbidden(await ctx.request('GET', `${API}/leads`, { token: only.get('leads:write') as string }));
     assertForbidden(await ctx.request('GET', `${API}/customers`, { token: only.get('customers:write') as string }));

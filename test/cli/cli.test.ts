@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { SCOPES } from '../../src/auth/scopes.js';
 import { freePort } from '../helpers/free-port.js';
 import { SERVER_ARGS } from '../helpers/module-args.js';
 import { scratchDir } from '../helpers/scratch-dir.js';
@@ -142,6 +143,10 @@ describe('funil CLI (SPEC §12, §9)', () => {
     assert.equal(tenantsHelp.code, 0);
     for (const command of ['create', 'list', 'disable', 'enable'])
       assert.match(tenantsHelp.stdout, new RegExp(command));
+    // The CLI writes the scopes out (it imports none of the server's code): every one the server has.
+    const tokensHelp = await funil(['tokens', 'create', NO_SUCH_ID, '--help']);
+    const listed = tokensHelp.stdout.replace(/\s+/g, ' ');
+    for (const scope of SCOPES) assert.ok(listed.includes(scope), `${scope} in: ${listed}`);
   });
 
   it('reports an unknown command or option on one line with a non-zero exit', async () => {
