@@ -24,7 +24,9 @@ describe('the request deadline (FUNIL_REQUEST_TIMEOUT_MS; SPEC §2: answered wit
     await release();
     assertError(res, 503, 'service_unavailable');
     assert.match(String(res.headers['retry-after']), /^\d+$/);
-    assert.ok(tookMs >= 900 && tookMs < 1_800, `answered after ${Math.round(tookMs)} ms`);
+    // By the deadline, not by the connection's release (after the answer): within the SPEC's 5 s with
+    // room for a loaded CI machine, where a turn of the event loop once took 800 ms (1,821 ms seen).
+    assert.ok(tookMs >= 900 && tookMs < 3_000, `answered after ${Math.round(tookMs)} ms`);
   });
 
   it('answers each of several requests kept waiting at once, while others come and go around them', async () => {
